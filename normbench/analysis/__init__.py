@@ -1,0 +1,1 @@
+"""Turning stored rows into statistics, tables, comparisons and plots."""

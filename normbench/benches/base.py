@@ -1,0 +1,83 @@
+"""What a bench kind is: its parameters (validated before anything runs), how it runs one case, and how
+its stored rows become report tables.
+
+    @register_bench
+    class Latency(Bench):
+        kind = "latency"
+        params = {"hidden": Param(int, minimum=1), ...}
+        def run_case(self, case, ctx): ...        -> CaseResult (rows: metric, unit, value, ...)
+        def report(self, frame, opts): ...        -> list[Table]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from normbench.suite.params import Param, did_you_mean
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from normbench.analysis.tables import ReportOptions, Table
+    from normbench.suite.expand import Case
+
+_BENCHES: dict[str, Bench] = {}
+
+
+@dataclass
+class CaseResult:
+    """What one case produced. rows: dicts with at least metric, unit, value; optional sample (raw
+    sample index), step (training step) and any label columns (layer, ...). status: ok, or a
+    bench-specific outcome such as diverged; `failed`/`skipped` are set by the runner from exceptions."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "ok"
+    error: str | None = None
+
+
+@dataclass
+class RunContext:
+    """Shared across the cases of one run: a memo for work several cases reuse (the copy probe of a
+    shape, a corpus), and run-wide settings."""
+
+    threads: int
+    memo: dict[Any, Any] = field(default_factory=dict)
+
+
+class Bench:
+    kind: ClassVar[str]
+    description: ClassVar[str] = ""
+    params: ClassVar[dict[str, Param]] = {}
+    uses_norms: ClassVar[bool] = True
+    # When a suite names a norm without an impl: expand every impl (latency) or only the baseline one.
+    all_impls_by_default: ClassVar[bool] = True
+
+    def check_case(self, params: dict[str, Any], norm: str | None, impl: str | None) -> list[tuple[str, str]]:
+        """Cross-parameter rules for one resolved case: (param key, message) per problem."""
+        return []
+
+    def run_case(self, case: Case, ctx: RunContext) -> CaseResult:
+        raise NotImplementedError
+
+    def report(self, frame: pd.DataFrame, opts: ReportOptions) -> list[Table]:
+        return []
+
+
+def register_bench(cls: type[Bench]) -> type[Bench]:
+    _BENCHES[cls.kind] = cls()
+    return cls
+
+
+def all_benches() -> dict[str, Bench]:
+    from normbench.plugins import import_package_modules
+
+    import_package_modules("normbench.benches")
+    return dict(_BENCHES)
+
+
+def get_bench(kind: str) -> Bench:
+    benches = all_benches()
+    if kind not in benches:
+        raise KeyError(f"unknown bench kind {kind!r}{did_you_mean(kind, list(benches))}")
+    return benches[kind]

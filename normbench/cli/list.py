@@ -1,0 +1,73 @@
+"""List norms and their implementations, bench kinds and their parameters, suites, or stored runs."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from normbench.cli._common import RESULTS_DIR, cli_errors, out
+
+NAME = "list"
+PANEL = "Inspect"
+
+
+class What(str, Enum):
+    norms = "norms"
+    benches = "benches"
+    suites = "suites"
+    runs = "runs"
+
+
+@cli_errors
+def command(
+    what: Annotated[What | None, typer.Argument(help="What to list (default: norms, benches and suites).")] = None,
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+) -> None:
+    chosen = [what] if what else [What.norms, What.benches, What.suites]
+    for item in chosen:
+        {What.norms: _norms, What.benches: _benches, What.suites: _suites, What.runs: lambda: _runs(results)}[item]()
+
+
+def _norms() -> None:
+    from normbench.norms import all_norms
+
+    out.print("[bold]norms[/bold] (norm:impl; * = baseline)")
+    for norm in all_norms().values():
+        out.print(f"  {norm.name:<10} {norm.description}", markup=False)
+        for info in norm.impls.values():
+            missing = info.missing_requirement()
+            mark = "*" if info.name == norm.baseline else " "
+            state = f"  [unavailable: {missing}]" if missing else ""
+            out.print(f"    {mark} {norm.name}:{info.name:<14} {info.description}{state}", markup=False)
+
+
+def _benches() -> None:
+    from normbench.benches import all_benches
+
+    out.print("[bold]bench kinds[/bold] (parameters go in sweep = [lists] or params = scalars)")
+    for bench in all_benches().values():
+        out.print(f"  {bench.kind:<10} {bench.description}", markup=False)
+        for key, spec in bench.params.items():
+            out.print(f"      {key:<16} {spec.describe()}{' — ' + spec.help if spec.help else ''}", markup=False)
+
+
+def _suites() -> None:
+    out.print("[bold]suites[/bold]")
+    for path in sorted(Path("suites").glob("*.toml")):
+        first = next((line for line in path.read_text().splitlines() if line.startswith("description")), "")
+        out.print(f"  {str(path):<28} {first.partition('=')[2].strip().strip(chr(34))}", markup=False)
+
+
+def _runs(results: Path) -> None:
+    import json
+
+    from normbench.results.store import list_run_ids
+
+    out.print(f"[bold]runs[/bold] in {results}/")
+    for run_id in list_run_ids(results):
+        m = json.loads((results / run_id / "manifest.json").read_text())
+        done = len(list((results / run_id / "parts").glob("*.parquet")))
+        out.print(f"  {run_id:<48} {m.get('status', '?'):<12} {done}/{len(m.get('cases', []))} cases", markup=False)

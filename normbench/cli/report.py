@@ -1,0 +1,42 @@
+"""Print tables from stored results (the Parquet parts, never memory). Several run ids combine shards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.errors import NormbenchError
+
+NAME = "report"
+PANEL = "Results"
+
+
+@cli_errors
+def command(
+    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="github | plain | latex | csv | json | md")] = "github",
+    baseline: Annotated[str | None, typer.Option(help="norm:impl for the speedup column (default: each bench's).")] = None,
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+) -> None:
+    from normbench.analysis.report import build_tables
+    from normbench.analysis.tables import FORMATS, render
+    from normbench.results.store import read_runs
+
+    if fmt not in FORMATS:
+        raise NormbenchError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
+    frame, manifests = read_runs(results, runs or ["latest"])
+    tables = build_tables(frame, manifests, baseline=baseline)
+    text = render(tables, fmt)
+    if fmt == "md":
+        from normbench.analysis.report import markdown_header
+
+        text = markdown_header(manifests) + text
+    if output:
+        output.write_text(text)
+        out.print(f"wrote {output}", markup=False)
+    else:
+        out.print(text, markup=False, end="")

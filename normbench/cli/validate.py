@@ -1,0 +1,40 @@
+"""Check suite files without running them: every problem, with its key path."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from normbench.cli._common import cli_errors, out
+
+NAME = "validate"
+PANEL = "Suites"
+
+
+@cli_errors
+def command(
+    suites: Annotated[list[Path], typer.Argument(help="Suite TOML files.", show_default=False)],
+) -> None:
+    from normbench.errors import SuiteError
+    from normbench.suite.expand import expand
+    from normbench.suite.load import load_suite
+
+    errors: list[SuiteError] = []
+    for path in suites:
+        try:
+            suite = load_suite(path)
+        except SuiteError as exc:
+            errors.append(exc)
+            continue
+        kinds = Counter(c.kind for c in expand(suite))
+        summary = ", ".join(f"{n} {k}" for k, n in kinds.items())
+        out.print(f"{path}: ok — {sum(kinds.values())} cases ({summary})", markup=False)
+    if errors:
+        if len(errors) == 1:
+            raise errors[0]
+        merged = SuiteError(", ".join(e.source for e in errors), [p for e in errors for p in e.problems])
+        merged.args = ("\n".join(str(e) for e in errors),)
+        raise merged

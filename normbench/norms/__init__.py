@@ -1,0 +1,7 @@
+"""Normalization layers, one small file each, registered with @register_norm.
+
+Importing this package is cheap; `all_norms()` imports the norm files (and torch)."""
+
+from normbench.norms.registry import Built, Norm, all_norms, get_norm, impl, register_norm
+
+__all__ = ["Built", "Norm", "all_norms", "get_norm", "impl", "register_norm"]

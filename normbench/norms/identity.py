@@ -1,0 +1,21 @@
+"""The copy probe: y = x.clone(). Not a norm, but the bandwidth ceiling every norm is measured against
+in the same run (same tensor, device and cache state), and a harmless subject for harness tests."""
+
+from __future__ import annotations
+
+from normbench.norms.registry import Built, Norm, impl, register_norm
+
+
+@register_norm
+class Identity(Norm):
+    name = "identity"
+    description = "copy probe: y = x.clone(); the measured bandwidth ceiling"
+
+    @impl("copy", baseline=True)
+    def copy(self, hidden, *, eps, dtype, device):
+        """x.clone(): one read, one write (backward copies dy to dx)"""
+        return Built(lambda x: x.clone(), [])
+
+    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
+        act = tokens * hidden * itemsize
+        return 2 * act if mode == "fwd" else 4 * act  # read x, write y; backward: read dy, write dx

@@ -1,0 +1,169 @@
+"""The run store. results/<run_id>/ holds manifest.json (suite text and hash, environment, the cases
+planned) and parts/<case_id>.parquet, one per finished case, each written to a temporary name and then
+renamed, so a killed run leaves only whole parts and --resume knows exactly what is done."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from normbench.errors import NormbenchError
+from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION, UPGRADES
+
+DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
+
+
+def new_run_id(suite_name: str, shard: tuple[int, int] | None = None) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", suite_name).strip("-") or "suite"
+    suffix = f"-shard{shard[0]}of{shard[1]}" if shard else ""
+    return f"{stamp}-{slug}{suffix}-{os.urandom(2).hex()}"
+
+
+class RunStore:
+    def __init__(self, path: Path, manifest: dict[str, Any]):
+        self.path = path
+        self.manifest = manifest
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest["run_id"]
+
+    @property
+    def parts(self) -> Path:
+        return self.path / "parts"
+
+    # -- creating and opening ------------------------------------------------------------------------
+    @classmethod
+    def create(cls, results_dir: Path, manifest: dict[str, Any]) -> RunStore:
+        manifest = {"schema_version": SCHEMA_VERSION, **manifest}
+        path = Path(results_dir) / manifest["run_id"]
+        (path / "parts").mkdir(parents=True, exist_ok=False)
+        store = cls(path, manifest)
+        store._write_manifest()
+        return store
+
+    @classmethod
+    def open(cls, results_dir: Path, run_id: str) -> RunStore:
+        results_dir = Path(results_dir)
+        if run_id == "latest":
+            run_id = latest_run_id(results_dir)
+        path = results_dir / run_id
+        manifest_path = path / "manifest.json"
+        if not manifest_path.is_file():
+            known = ", ".join(list_run_ids(results_dir)[-3:]) or "none"
+            raise NormbenchError(f"no run {run_id!r} in {results_dir}/ (latest runs: {known})")
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise NormbenchError(f"{manifest_path}: unreadable manifest: {exc}") from None
+        check_schema_version(manifest.get("schema_version"), str(manifest_path))
+        return cls(path, manifest)
+
+    def _write_manifest(self) -> None:
+        tmp = self.path / ".manifest.json.tmp"
+        tmp.write_text(json.dumps(self.manifest, indent=2, default=str))
+        os.replace(tmp, self.path / "manifest.json")
+
+    def update_manifest(self, **fields: Any) -> None:
+        self.manifest.update(fields)
+        self._write_manifest()
+
+    # -- writing -------------------------------------------------------------------------------------
+    def finished_case_ids(self) -> set[str]:
+        return {p.stem for p in self.parts.glob("*.parquet")}
+
+    def write_case(self, case, rows: list[dict[str, Any]], status: str, error: str | None) -> Path:
+        """Write one case's rows as a Parquet part (atomically). A case with no rows still gets one
+        row (metric null) so its status and reason are stored."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        base = {
+            "run_id": self.run_id,
+            "case_id": case.case_id,
+            "bench": case.kind,
+            "norm": case.norm,
+            "impl": case.impl,
+            "status": status,
+            "error": error,
+            "params": json.dumps(case.params, sort_keys=True),
+        }
+        table_rows = []
+        for row in rows or [{"metric": None, "unit": None, "value": None}]:
+            full = {**base, "sample": None, "step": None, **row}
+            full.update({k: v for k, v in case.params.items() if k not in full})
+            table_rows.append(full)
+        columns = FIXED_COLUMNS + sorted({k for r in table_rows for k in r} - set(FIXED_COLUMNS))
+        table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in table_rows])
+        table = table.replace_schema_metadata({"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id})
+        final = self.parts / f"{case.case_id}.parquet"
+        tmp = self.parts / f".{case.case_id}.parquet.tmp"
+        pq.write_table(table, tmp)
+        os.replace(tmp, final)
+        return final
+
+    # -- reading -------------------------------------------------------------------------------------
+    def read(self):
+        """All rows of this run as one DataFrame (parts are read from disk, never from memory)."""
+        import pandas as pd
+        import pyarrow.parquet as pq
+
+        frames = []
+        for part in sorted(self.parts.glob("*.parquet")):
+            try:
+                table = pq.read_table(part)
+            except Exception as exc:
+                raise NormbenchError(f"{part}: unreadable result part ({type(exc).__name__}: {exc})") from None
+            meta = table.schema.metadata or {}
+            version = int(meta.get(b"normbench_schema_version", b"0"))
+            check_schema_version(version, str(part))
+            frame = table.to_pandas()
+            for v in range(version, SCHEMA_VERSION):
+                frame = UPGRADES[v](frame)
+            frames.append(frame)
+        if not frames:
+            return pd.DataFrame(columns=FIXED_COLUMNS)
+        return pd.concat(frames, ignore_index=True)
+
+
+def check_schema_version(version: Any, where: str) -> None:
+    if not isinstance(version, int) or version < 1:
+        raise NormbenchError(f"{where}: not a normbench result (no schema_version)")
+    if version > SCHEMA_VERSION:
+        raise NormbenchError(
+            f"{where}: written with result schema version {version}; this normbench reads up to "
+            f"{SCHEMA_VERSION}. Upgrade normbench to read it."
+        )
+
+
+def list_run_ids(results_dir: Path) -> list[str]:
+    """Run ids in results_dir, oldest first (by the start time in each manifest)."""
+    runs = []
+    for manifest in Path(results_dir).glob("*/manifest.json"):
+        try:
+            started = json.loads(manifest.read_text()).get("started", "")
+        except (OSError, json.JSONDecodeError):
+            started = ""
+        runs.append((started, manifest.parent.name))
+    return [name for _, name in sorted(runs)]
+
+
+def latest_run_id(results_dir: Path) -> str:
+    runs = list_run_ids(results_dir)
+    if not runs:
+        raise NormbenchError(f"no runs in {results_dir}/ yet: run `normbench run SUITE.toml` first")
+    return runs[-1]
+
+
+def read_runs(results_dir: Path, run_ids: list[str]):
+    """Rows of several runs (shards of one sweep, say) as one DataFrame, and their manifests."""
+    import pandas as pd
+
+    stores = [RunStore.open(results_dir, r) for r in run_ids or ["latest"]]
+    frames = [s.read() for s in stores]
+    return pd.concat(frames, ignore_index=True), [s.manifest for s in stores]

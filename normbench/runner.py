@@ -1,0 +1,106 @@
+"""Runs cases one after another and stores each as it finishes. A case that raises is stored as failed
+(or skipped/unavailable) with its reason and the run goes on; Ctrl-C stops after the current case."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+
+from normbench.benches import RunContext, get_bench
+from normbench.errors import SkipCase, UnavailableCase
+from normbench.results.schema import FAILED_STATUSES
+from normbench.results.store import RunStore
+from normbench.suite.expand import Case
+
+
+@dataclass
+class RunOutcome:
+    statuses: Counter = field(default_factory=Counter)
+    interrupted: bool = False
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return 130
+        return 1 if any(self.statuses[s] for s in FAILED_STATUSES) else 0
+
+
+class _StopAfterCase:
+    """First Ctrl-C: finish the current case, then stop. Second Ctrl-C: stop now."""
+
+    def __init__(self, say):
+        self.requested = False
+        self.say = say
+
+    def __enter__(self):
+        self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        self.say("interrupt: stopping after the current case (Ctrl-C again to stop now)")
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGINT, self.previous)
+
+
+def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
+    """Run one case; never raises except KeyboardInterrupt. Returns rows, status, error."""
+    start = time.perf_counter()
+    try:
+        result = get_bench(case.kind).run_case(case, ctx)
+        rows, status, error = result.rows, result.status, result.error
+    except SkipCase as exc:
+        rows, status, error = [], "skipped", str(exc)
+    except UnavailableCase as exc:
+        rows, status, error = [], "unavailable", str(exc)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # a failing case is a result, not a crash: OOM, unsupported dtype, NaN ...
+        if os.environ.get("NORMBENCH_DEBUG"):
+            traceback.print_exc()
+        rows, status, error = [], "failed", _one_line(exc)
+        _release_device_memory()
+    rows.append({"metric": "case_wall_s", "unit": "s", "value": time.perf_counter() - start})
+    return rows, status, error
+
+
+def run_cases(store: RunStore, cases: list[Case], ctx: RunContext, *, session: int, progress=None, say=print) -> RunOutcome:
+    outcome = RunOutcome()
+    with _StopAfterCase(say) as stop:
+        for case in cases:
+            if stop.requested:
+                outcome.interrupted = True
+                break
+            if progress is not None:
+                progress.start_case(case)
+            rows, status, error = run_one(case, ctx)
+            for row in rows:
+                row["session"] = session
+            store.write_case(case, rows, status, error)
+            outcome.statuses[status] += 1
+            if status in FAILED_STATUSES:
+                outcome.failures.append((case.short_label, error or ""))
+            if progress is not None:
+                progress.end_case(case, status)
+    return outcome
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    return line[:500]
+
+
+def _release_device_memory() -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()

@@ -1,0 +1,1 @@
+"""Suites: TOML files that declare benchmarks. load -> validate -> expand into cases."""

@@ -1,0 +1,252 @@
+"""Read a suite file and validate it against the bench kinds' parameter specs.
+
+Every problem is collected and reported at once, each with the file and its key path:
+    suites/x.toml: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16 (did you mean 'bf16'?)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from normbench.errors import NormbenchError, Problem, SuiteError
+from normbench.suite.params import did_you_mean
+
+TOP_KEYS = {"name", "description", "bench", "claims"}
+BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params"}
+
+
+@dataclass
+class BenchSpec:
+    """One validated [[bench]] table: which (norm, impl) pairs, the sweep lists and the fixed params."""
+
+    index: int
+    kind: str
+    label: str
+    norm_impls: list[tuple[str | None, str | None]]
+    sweep: dict[str, list[Any]]
+    params: dict[str, Any]
+
+
+@dataclass
+class Suite:
+    name: str
+    description: str
+    source: str
+    text: str
+    benches: list[BenchSpec]
+    claims: list[str] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def load_suite(path: str | Path) -> Suite:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise NormbenchError(f"{path}: no such suite file") from None
+    except OSError as exc:
+        raise NormbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_suite(text, str(path))
+
+
+def parse_suite(text: str, source: str = "<suite>") -> Suite:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        where = f"line {m.group(1)}, column {m.group(2)}" if m else ""
+        raise SuiteError(source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]) from None
+    return validate_suite(data, source, text)
+
+
+def validate_suite(data: dict[str, Any], source: str, text: str = "") -> Suite:
+    problems: list[Problem] = []
+    for key in data:
+        if key not in TOP_KEYS:
+            problems.append(Problem(key, "unknown key" + did_you_mean(key, sorted(TOP_KEYS))))
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        problems.append(Problem("name", "required: a non-empty string naming the suite"))
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        problems.append(Problem("description", "must be a string"))
+    claims = _validate_claims(data.get("claims", []), problems)
+    tables = data.get("bench")
+    specs: list[BenchSpec] = []
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        problems.append(Problem("bench", "required: one or more [[bench]] tables"))
+    else:
+        for i, table in enumerate(tables):
+            spec = _validate_bench(i, table, problems)
+            if spec is not None:
+                specs.append(spec)
+    if not problems:
+        _check_cases(specs, problems)
+    if problems:
+        raise SuiteError(source, problems)
+    return Suite(name.strip(), description, source, text, specs, claims)
+
+
+def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:
+    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+        problems.append(Problem("claims", "must be a list of claim names"))
+        return []
+    try:
+        from normbench.analysis.claims import all_claims
+    except ImportError:  # no claims registry in this build
+        return list(claims)
+    known = all_claims()
+    for j, claim in enumerate(claims):
+        if claim not in known:
+            problems.append(Problem(f"claims[{j}]", f"unknown claim {claim!r}" + did_you_mean(claim, sorted(known))))
+    return list(claims)
+
+
+def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> BenchSpec | None:
+    from normbench.benches import all_benches
+
+    where = f"bench[{i}]"
+    before = len(problems)
+    for key in table:
+        if key not in BENCH_KEYS:
+            problems.append(Problem(f"{where}.{key}", "unknown key" + did_you_mean(key, sorted(BENCH_KEYS))))
+    kind = table.get("kind")
+    benches = all_benches()
+    if not isinstance(kind, str):
+        problems.append(Problem(f"{where}.kind", "required: one of " + ", ".join(sorted(benches))))
+        return None
+    if kind not in benches:
+        problems.append(Problem(f"{where}.kind", f"unknown bench kind {kind!r}; one of {', '.join(sorted(benches))}"
+                                + did_you_mean(kind, sorted(benches))))
+        return None
+    bench = benches[kind]
+    label = table.get("label", kind)
+    if not isinstance(label, str):
+        problems.append(Problem(f"{where}.label", "must be a string"))
+    norm_impls = _validate_norms(where, bench, table, problems)
+    sweep = _validate_values(where, "sweep", bench.params, table.get("sweep", {}), problems, as_list=True)
+    params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
+    for key in sorted(set(sweep) & set(params)):
+        problems.append(Problem(f"{where}.params.{key}", "also given in sweep; give it in one place"))
+    for key, spec in bench.params.items():
+        if spec.required and key not in sweep and key not in params:
+            problems.append(Problem(f"{where}", f"missing required parameter {key!r} (in sweep or params)"))
+    if len(problems) > before:
+        return None
+    resolved = {k: v.default for k, v in bench.params.items() if not v.required and k not in sweep}
+    resolved.update(params)
+    return BenchSpec(i, kind, label, norm_impls, sweep, resolved)
+
+
+def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str | None]]:
+    if not bench.uses_norms:
+        for key in ("norms", "impls"):
+            if key in table:
+                problems.append(Problem(f"{where}.{key}", f"the {bench.kind} bench takes no {key}"))
+        return [(None, None)]
+    from normbench.norms import all_norms
+
+    norms = all_norms()
+    names = table.get("norms")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        problems.append(Problem(f"{where}.norms", "required: a list of norms, e.g. ['layernorm', 'rmsnorm:composite']"))
+        return []
+    impl_filter = table.get("impls")
+    if impl_filter is not None and (not isinstance(impl_filter, list) or not all(isinstance(s, str) for s in impl_filter)):
+        problems.append(Problem(f"{where}.impls", "must be a list of implementation names"))
+        impl_filter = None
+    pairs: list[tuple[str | None, str | None]] = []
+    for j, entry in enumerate(names):
+        norm_name, _, impl_name = entry.partition(":")
+        if norm_name not in norms:
+            problems.append(Problem(f"{where}.norms[{j}]", f"unknown norm {norm_name!r}; one of {', '.join(sorted(norms))}"
+                                    + did_you_mean(norm_name, sorted(norms))))
+            continue
+        norm = norms[norm_name]
+        if impl_name:
+            if impl_name not in norm.impls:
+                problems.append(Problem(f"{where}.norms[{j}]", f"{norm_name} has no implementation {impl_name!r}; "
+                                        f"it has {', '.join(norm.impls)}" + did_you_mean(impl_name, list(norm.impls))))
+                continue
+            chosen = [impl_name]
+        elif impl_filter is not None:
+            chosen = [i for i in norm.impls if i in impl_filter]
+        else:
+            chosen = list(norm.impls) if bench.all_impls_by_default else [norm.baseline]
+        pairs.extend((norm_name, i) for i in chosen if (norm_name, i) not in pairs)
+    if impl_filter is not None:
+        offered = {i for n in names for i in norms.get(n.partition(":")[0], norms["identity"]).impls}
+        for j, impl_name in enumerate(impl_filter):
+            if impl_name not in offered:
+                problems.append(Problem(f"{where}.impls[{j}]", f"no norm listed offers {impl_name!r}"
+                                        + did_you_mean(impl_name, sorted(offered))))
+    return pairs
+
+
+def _validate_values(where, section, specs, values, problems, *, as_list: bool) -> dict[str, Any]:
+    if not isinstance(values, dict):
+        problems.append(Problem(f"{where}.{section}", "must be a table"))
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        path = f"{where}.{section}.{key}"
+        if key not in specs:
+            problems.append(Problem(path, f"unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
+                                    + f"; it takes {', '.join(sorted(specs))}"))
+            continue
+        if as_list:
+            if not isinstance(value, list) or not value:
+                problems.append(Problem(path, "sweep values must be a non-empty list"))
+                continue
+            good = []
+            for j, item in enumerate(value):
+                coerced, msg = specs[key].coerce(item)
+                if msg:
+                    problems.append(Problem(f"{path}[{j}]", msg))
+                elif coerced in good:
+                    problems.append(Problem(f"{path}[{j}]", f"{item!r} is listed twice"))
+                else:
+                    good.append(coerced)
+            out[key] = good
+        else:
+            if isinstance(value, (list, dict)):
+                problems.append(Problem(path, "params are scalars; put lists under sweep"))
+                continue
+            coerced, msg = specs[key].coerce(value)
+            if msg:
+                problems.append(Problem(path, msg))
+            else:
+                out[key] = coerced
+    return out
+
+
+def _check_cases(specs: list[BenchSpec], problems: list[Problem]) -> None:
+    """Run each bench's cross-parameter rules on every expanded case, and refuse duplicate cases."""
+    from normbench.benches import all_benches
+    from normbench.suite.expand import expand_bench
+
+    seen: dict[str, int] = {}
+    for spec in specs:
+        bench = all_benches()[spec.kind]
+        messages: dict[Problem, None] = {}
+        duplicates = 0
+        for case in expand_bench(spec):
+            for key, msg in bench.check_case(case.params, case.norm, case.impl):
+                section = "sweep" if key in spec.sweep else "params"
+                messages[Problem(f"bench[{spec.index}].{section}.{key}", msg)] = None
+            if case.case_id in seen and seen[case.case_id] != spec.index:
+                duplicates += 1
+                first = seen[case.case_id]
+            seen.setdefault(case.case_id, spec.index)
+        problems.extend(messages)
+        if duplicates:
+            problems.append(Problem(f"bench[{spec.index}]", f"repeats {duplicates} case(s) of bench[{first}]"))
