@@ -1,11 +1,13 @@
-"""The `normbench` command. One module per command; none imports torch at module level, so
-`normbench --help` is instant."""
+"""The `normbench` command. Each non-private module in this package is one command (NAME, PANEL, a
+`command` function, help from its docstring); none imports torch at module level, so `normbench --help`
+is instant."""
 
 from __future__ import annotations
 
-import typer
+import importlib
+import pkgutil
 
-from normbench.cli import env, list, report, run, validate
+import typer
 
 app = typer.Typer(
     name="normbench",
@@ -16,8 +18,18 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-for module in (run, validate, list, report, env):
-    app.command(module.NAME, help=module.__doc__, rich_help_panel=getattr(module, "PANEL", None))(module.command)
+ORDER = ["run", "validate", "list", "report", "compare", "plot", "env"]
+
+
+def _command_modules():
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+    names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    return [importlib.import_module(f"{__name__}.{n}") for n in names]
+
+
+for _module in _command_modules():
+    _help = (_module.__doc__ or "").strip().replace("\n", " ")
+    app.command(_module.NAME, help=_help, rich_help_panel=getattr(_module, "PANEL", None))(_module.command)
 
 
 def main() -> None:
