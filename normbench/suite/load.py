@@ -200,7 +200,7 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
     for key, value in values.items():
         path = f"{where}.{section}.{key}"
         if key not in specs:
-            problems.append(Problem(path, f"unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
+            problems.append(Problem(path, "unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
                                     + f"; it takes {', '.join(sorted(specs))}"))
             continue
         if as_list:
@@ -241,8 +241,9 @@ def _check_cases(specs: list[BenchSpec], problems: list[Problem]) -> None:
         duplicates = 0
         for case in expand_bench(spec):
             for key, msg in bench.check_case(case.params, case.norm, case.impl):
-                section = "sweep" if key in spec.sweep else "params"
-                messages[Problem(f"bench[{spec.index}].{section}.{key}", msg)] = None
+                # a rule about the norm itself names the bench's `norms` key, not a parameter
+                section = "" if key in BENCH_KEYS else "sweep." if key in spec.sweep else "params."
+                messages[Problem(f"bench[{spec.index}].{section}{key}", msg)] = None
             if case.case_id in seen and seen[case.case_id] != spec.index:
                 duplicates += 1
                 first = seen[case.case_id]

@@ -1,0 +1,85 @@
+"""What the stability and init benches share: the model and data parameters, their cross-parameter
+rules, and building a seeded model and its data for one case. Torch-free at import."""
+
+from __future__ import annotations
+
+from normbench.suite.params import Param
+
+# Kept here, not imported from normbench.models (which imports torch): tests check they match.
+PLACEMENTS = ("post", "pre", "deepnorm", "sandwich")
+INITS = ("xavier", "deepnorm", "depth_scaled")
+DATA = ("stdlib", "markov")
+# Norms that mix tokens (BatchNorm: statistics over the batch) would let a causal LM see the future.
+PER_TOKEN_ONLY = {"batchnorm": "normalizes over the batch, which leaks future tokens into a causal LM"}
+
+MODEL_PARAMS = {
+    "placement": Param(str, "post", choices=PLACEMENTS, help="where the norm sits in each block"),
+    "init": Param(str, "xavier", choices=INITS, help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init)"),
+    "depth": Param(int, 6, minimum=1, help="number of layers N (each: attention + FFN)"),
+    "d": Param(int, 64, minimum=2, help="hidden size"),
+    "heads": Param(int, 2, minimum=1, help="attention heads (must divide d)"),
+    "ffn": Param(int, 256, minimum=1, help="FFN width"),
+    "seq": Param(int, 64, minimum=2, help="sequence length"),
+    "batch": Param(int, 16, minimum=1, help="sequences per batch"),
+    "eps": Param(float, 1e-5, exclusive_minimum=0.0, help="the norm's epsilon"),
+    "seed": Param(int, 0, help="seeds the model's initialization"),
+    "data": Param(str, "stdlib", choices=DATA, help="stdlib = byte-level Python stdlib source; markov = seeded chain"),
+    "data_seed": Param(int, 1234, help="seeds the batch windows (and the Markov chain): the same for every model seed"),
+    "corpus_dir": Param(str, "", help="directory of *.py files for data=stdlib (default: this Python's stdlib)"),
+    "device": Param(str, "cpu", choices=("cpu", "cuda")),
+}
+
+
+def check_model_case(params, norm) -> list[tuple[str, str]]:
+    problems = []
+    if params["d"] % params["heads"]:
+        problems.append(("heads", f"{params['heads']} heads do not divide d={params['d']}"))
+    if norm in PER_TOKEN_ONLY:
+        problems.append(("norms", f"{norm} {PER_TOKEN_ONLY[norm]}; use a per-token norm (layernorm, rmsnorm, ...)"))
+    return problems
+
+
+def load_case_data(ctx, p):
+    """The case's TokenData, loaded once per run (the corpus is 4-5 MB; the chain takes a second)."""
+    from normbench.data import load_data
+
+    key = ("data", p["data"], p["data_seed"] if p["data"] == "markov" else None, p["corpus_dir"])
+    if key not in ctx.memo:
+        ctx.memo[key] = load_data(p["data"], seed=p["data_seed"], corpus_dir=p["corpus_dir"])
+    return ctx.memo[key]
+
+
+def build_model(case, vocab: int):
+    """The seeded model for a case: torch's global generator is seeded with `seed` right before."""
+    import torch
+
+    from normbench.benches._tensors import check_device
+    from normbench.models import DecoderLM, ModelConfig
+
+    p = case.params
+    check_device(p["device"])
+    torch.manual_seed(p["seed"])
+    cfg = ModelConfig(vocab=vocab, depth=p["depth"], d=p["d"], heads=p["heads"], ffn=p["ffn"], seq=p["seq"],
+                      placement=p["placement"], norm=case.norm, impl=case.impl, eps=p["eps"], init=p["init"])
+    return DecoderLM(cfg).to(p["device"])
+
+
+def data_rows(data) -> list[dict]:
+    """The data's reference losses as rows (unigram entropy, and the optimum when it is known)."""
+    rows = [{"metric": "unigram_entropy", "unit": "nats", "value": data.unigram_entropy}]
+    if "sha256" in data.info:  # the corpus read at run time, identified by its hash and file count
+        rows.append({"metric": "data_bytes", "unit": "B", "value": float(data.info["bytes"]),
+                     "data_files": data.info["files"], "data_sha256": data.info["sha256"]})
+        rows.append({"metric": "held_out_unigram_xent", "unit": "nats", "value": data.info["held_out_unigram_xent"]})
+    if data.optimal_loss is not None:
+        rows.append({"metric": "optimal_loss", "unit": "nats", "value": data.optimal_loss})
+    return rows
+
+
+def varying_keys(frame, exclude=("seed",)) -> list[str]:
+    """The case parameters that differ between the cases of `frame` (what a table should group by)."""
+    import json
+
+    params = [json.loads(s) for s in frame.drop_duplicates("case_id")["params"]]
+    keys = [k for k in params[0] if k not in exclude and len({json.dumps(q.get(k)) for q in params}) > 1]
+    return ["norm"] * (frame["norm"].nunique() > 1) + keys

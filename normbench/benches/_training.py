@@ -1,0 +1,168 @@
+"""The training loop of the stability bench and its diagnostics (DeepNet §3, Fig. 4).
+
+Adam (betas 0.9, 0.98; eps 1e-8), linear warmup then constant (or inverse-sqrt) learning rate, random
+windows from a generator seeded apart from the model. Step t = the t-th optimizer update. Every `every`
+steps (and at steps 1 and the last) it records, for the batch of step t: the loss, the lr, the total and
+per-layer gradient norms; and after update t, on a fixed held-out probe batch: the model update per token
+mean_tokens ||F(x, theta_t) - F(x, theta_0)||_2 (F = the input of the head) and the mean input norm of
+every norm. The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that
+nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from normbench.data import sample_windows
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    lr: float
+    warmup: int
+    steps: int
+    every: int
+    batch: int
+    seq: int
+    data_seed: int
+    schedule: str = "constant"
+    eval_batches: int = 16
+    betas: tuple[float, float] = (0.9, 0.98)
+
+
+@dataclass
+class TrainResult:
+    rows: list[dict] = field(default_factory=list)  # time series (with `step`) and final values
+    losses: list[float] = field(default_factory=list)  # the training loss of every step run
+    diverged_at: int | None = None  # first step whose loss is not finite
+    final_loss: float = math.nan  # mean held-out loss after training
+    unigram_loss: float = math.nan  # the unigram model's loss on the same held-out windows
+    wall_s: float = 0.0
+
+
+def lr_at(step: int, spec: TrainSpec) -> float:
+    """Learning rate of update `step` (1-based): linear warmup lr * step / warmup, then constant or
+    lr * sqrt(warmup / step) (fairseq's inverse_sqrt)."""
+    if spec.warmup and step < spec.warmup:
+        return spec.lr * step / spec.warmup
+    if spec.schedule == "inverse_sqrt":
+        return spec.lr * math.sqrt(max(spec.warmup, 1) / step)
+    return spec.lr
+
+
+def layer_groups(model) -> list[tuple[int, str, list]]:
+    """(layer, site, parameters): the embeddings (layer 0), each block (1..N), the head and final norm (N+1)."""
+    n = len(model.blocks)
+    groups = [(0, "embed", [model.tok_emb.weight, model.pos_emb.weight])]
+    groups += [(i, "block", list(b.parameters())) for i, b in enumerate(model.blocks, start=1)]
+    head = [model.head.weight] + (list(model.final_norm.parameters()) if model.final_norm is not None else [])
+    return groups + [(n + 1, "head", head)]
+
+
+def grad_norm_rows(groups, step: int) -> list[dict]:
+    """Total and per-layer L2 norms of the gradients (one vector per layer, all its parameters)."""
+    per_layer = []
+    for _, _, params in groups:
+        grads = [p.grad for p in params if p.grad is not None]
+        per_layer.append(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads
+                         else torch.zeros(()))
+    values = torch.stack(per_layer)
+    rows = [{"metric": "grad_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site}
+            for (layer, site, _), v in zip(groups, values, strict=True)]
+    rows.append({"metric": "grad_norm_total", "unit": "L2", "value": torch.linalg.vector_norm(values), "step": step})
+    return rows
+
+
+@torch.no_grad()
+def probe(model, x):
+    """(F(x), {site: mean input norm}) on the probe batch, with every norm keeping its inputs."""
+    norms = model.norms()
+    for m in norms:
+        m.kept = []
+    try:
+        h = model.hidden(x)
+        inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
+    finally:
+        for m in norms:
+            m.kept = None
+    return h, inputs
+
+
+def probe_rows(model, x, h0, step: int) -> list[dict]:
+    h, inputs = probe(model, x)
+    n = len(model.blocks)
+    rows = [{"metric": "model_update", "unit": "L2/token", "value": torch.linalg.vector_norm(h - h0, dim=-1).mean(),
+             "step": step}]
+    for site, v in inputs.items():
+        layer = n + 1 if site == "final" else int(site.split(".")[0])
+        rows.append({"metric": "ln_input_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site})
+    last = model.last_norm().site
+    rows.append({"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last})
+    return rows
+
+
+@torch.no_grad()
+def held_out_loss(model, data, spec: TrainSpec, device) -> tuple[float, float]:
+    """(model loss, unigram loss) on eval_batches fixed held-out windows (the same for every case). The
+    unigram model's loss on the very same targets is the "learned nothing" baseline a stuck run sits at."""
+    g = torch.Generator().manual_seed(spec.data_seed + 2)
+    model_total = unigram_total = 0.0
+    for _ in range(spec.eval_batches):
+        x, y = sample_windows(data.held_out, spec.batch, spec.seq, g)
+        model_total += float(model(x.to(device), y.to(device)))
+        unigram_total += float(-data.unigram_logp[y].mean())
+    return model_total / spec.eval_batches, unigram_total / spec.eval_batches
+
+
+def make_adam(model, lr: float, betas):
+    """Adam(eps=1e-8); the fused kernel where this torch has it (CPU since 2.4: ~10% of a step here)."""
+    try:
+        return torch.optim.Adam(model.parameters(), lr=lr, betas=betas, eps=1e-8, fused=True)
+    except (RuntimeError, TypeError):
+        return torch.optim.Adam(model.parameters(), lr=lr, betas=betas, eps=1e-8, foreach=True)
+
+
+def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
+    groups = layer_groups(model)
+    opt = make_adam(model, lr_at(1, spec), spec.betas)
+    batches = torch.Generator().manual_seed(spec.data_seed)
+    probe_x = sample_windows(data.held_out, spec.batch, spec.seq, torch.Generator().manual_seed(spec.data_seed + 1))[0]
+    probe_x = probe_x.to(device)
+    h0, _ = probe(model, probe_x)
+    rows = probe_rows(model, probe_x, h0, 0)
+    losses = torch.full((spec.steps,), math.nan, device=device)
+    result = TrainResult()
+    checked = 0  # losses[:checked] are known finite
+    start = time.perf_counter()
+    for step in range(1, spec.steps + 1):
+        lr = lr_at(step, spec)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        x, y = sample_windows(data.train, spec.batch, spec.seq, batches)
+        loss = model(x.to(device), y.to(device))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        losses[step - 1] = loss.detach()
+        diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
+        if diagnose:
+            rows += grad_norm_rows(groups, step)
+            rows.append({"metric": "lr", "unit": "lr", "value": lr, "step": step})
+        opt.step()
+        if diagnose:
+            bad = ~torch.isfinite(losses[checked:step])
+            if bool(bad.any()):  # the one host sync per diagnostic step
+                result.diverged_at = checked + int(bad.nonzero()[0]) + 1
+                break
+            checked = step
+            rows += probe_rows(model, probe_x, h0, step)
+    result.wall_s = time.perf_counter() - start
+    ran = result.diverged_at or spec.steps
+    result.losses = losses[:ran].tolist()
+    rows += [{"metric": "loss", "unit": "nats", "value": v, "step": i} for i, v in enumerate(result.losses, start=1)]
+    if result.diverged_at is None:
+        result.final_loss, result.unigram_loss = held_out_loss(model, data, spec, device)
+    result.rows = [{**r, "value": float(r["value"])} for r in rows]
+    return result

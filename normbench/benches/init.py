@@ -1,0 +1,120 @@
+"""The model at initialization, no training (Xiong et al. 2020 §3.3-3.4): per layer, the residual stream
+||x_l||^2/d (Lemma 2: Pre-LN grows by d/2 .. 3d/2 a layer), the squared input norm and the Jacobian
+spectral norm of every norm at its actual input (Lemma 3), and the FFN weight gradients: the norm of the
+mean gradient over `batches` batches (Xiong's "expected gradient") and the mean of the per-batch norms.
+The last layer's W^2 gradient across depths is Theorem 1 (Post-LN O(d sqrt(ln d)), independent of L;
+Pre-LN O(d sqrt(ln d / L))).
+
+The Jacobian is computed exactly, self-contained: torch.func.jacrev per token, then the largest singular
+value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (science.md §6) is stored beside it."""
+
+from __future__ import annotations
+
+from normbench.benches._lm import MODEL_PARAMS, check_model_case
+from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.suite.params import Param
+
+
+@register_bench
+class Init(Bench):
+    kind = "init"
+    description = "at init: residual-stream growth, norm input size and Jacobian, FFN gradients per layer"
+    all_impls_by_default = False
+    params = {
+        **MODEL_PARAMS,
+        "batches": Param(int, 8, minimum=1, help="batches the gradient statistics average over"),
+        "jacobian_tokens": Param(int, 64, minimum=1, help="tokens per norm whose exact Jacobian is computed"),
+    }
+
+    def check_case(self, params, norm, impl):
+        return check_model_case(params, norm)
+
+    def run_case(self, case, ctx):
+        from normbench.benches._lm import build_model, data_rows, load_case_data
+
+        p = case.params
+        data = load_case_data(ctx, p)
+        model = build_model(case, data.vocab)
+        return CaseResult(init_rows(model, data, p) + data_rows(data))
+
+    def report(self, frame, opts):
+        from normbench.benches._init_report import init_tables
+
+        return init_tables(frame)
+
+
+def init_rows(model, data, p) -> list[dict]:
+    """All per-layer rows for one seeded model (also what the tests check against a hand computation)."""
+    import torch
+
+    from normbench.data import sample_windows
+
+    d, n = model.cfg.d, len(model.blocks)
+    generator = torch.Generator().manual_seed(p["data_seed"])
+    ffn = [(layer, name, getattr(block.ffn, name).weight) for layer, block in enumerate(model.blocks, start=1)
+           for name in ("fc1", "fc2")]
+    grad_sum = [torch.zeros_like(w) for *_, w in ffn]
+    norm_sum = torch.zeros(len(ffn), dtype=torch.float64)
+    stream_sum = torch.zeros(n + 1, dtype=torch.float64)
+    norms = model.norms()
+    ln_sum = torch.zeros(len(norms), dtype=torch.float64)
+    rows: list[dict] = []
+    for b in range(p["batches"]):
+        x, y = sample_windows(data.train, p["batch"], p["seq"], generator)
+        stream: list = []
+        for m in norms:
+            m.kept = []
+        try:
+            loss = model(x.to(p["device"]), y.to(p["device"]), stream=stream)
+            kept = [torch.cat(m.kept) for m in norms]
+        finally:
+            for m in norms:
+                m.kept = None
+        grads = torch.autograd.grad(loss, [w for *_, w in ffn])
+        for i, g in enumerate(grads):
+            grad_sum[i] += g
+            norm_sum[i] += float(torch.linalg.matrix_norm(g))  # Frobenius
+        stream_sum += torch.stack([(s.double() ** 2).sum(-1).mean() / d for s in stream]).cpu()
+        ln_sum += torch.stack([(k.double() ** 2).sum(-1).mean() / d for k in kept]).cpu()
+        if b == 0:  # the Jacobian at the first batch's actual inputs
+            rows += jacobian_rows(norms, kept, model.cfg, p["jacobian_tokens"], n)
+    B = p["batches"]
+    rows += [{"metric": "stream_sq_norm", "unit": "||x||^2/d", "value": float(v) / B, "layer": layer, "site": "stream"}
+             for layer, v in enumerate(stream_sum)]
+    rows += [{"metric": "ln_input_sq_norm", "unit": "||x||^2/d", "value": float(v) / B,
+              "layer": site_layer(m.site, n), "site": m.site} for m, v in zip(norms, ln_sum, strict=True)]
+    for (layer, name, _), g, s in zip(ffn, grad_sum, norm_sum, strict=True):
+        rows.append({"metric": "ffn_grad_norm_of_mean", "unit": "Frobenius", "value": float(torch.linalg.matrix_norm(g / B)),
+                     "layer": layer, "site": name})
+        rows.append({"metric": "ffn_grad_mean_of_norms", "unit": "Frobenius", "value": float(s) / B,
+                     "layer": layer, "site": name})
+    return rows
+
+
+def site_layer(site: str, n_layers: int) -> int:
+    """'3.attn' -> 3; 'final' -> N + 1."""
+    return n_layers + 1 if site == "final" else int(site.split(".")[0])
+
+
+def jacobian_rows(norms, kept, cfg, tokens: int, n_layers: int) -> list[dict]:
+    """Mean over `tokens` tokens of ||dLN(x)/dx||_2 at each norm's actual input, exact (SVD of the d x d
+    Jacobian), and the closed form 1/sqrt(var + eps) (LayerNorm) / 1/sqrt(mean(x^2) + eps) (RMSNorm), valid
+    at gain 1 and d >= 3; and Xiong's zero-mean approximation sqrt(d)/||x||."""
+    import torch
+    from torch.func import jacrev, vmap
+
+    rows = []
+    for m, x in zip(norms, kept, strict=True):
+        xs = x.reshape(-1, x.shape[-1])[:tokens]  # (n, d): the first tokens of the batch
+        jac = vmap(jacrev(m.inner))(xs)  # (n, d, d): d LN(x_i) / d x_i, one token at a time
+        layer = site_layer(m.site, n_layers)
+        values = {
+            "ln_jacobian": torch.linalg.matrix_norm(jac, ord=2),
+            "ln_jacobian_xiong": cfg.d ** 0.5 / xs.norm(dim=-1),
+        }
+        stat = {"layernorm": xs.var(-1, unbiased=False), "rmsnorm": (xs ** 2).mean(-1)}.get(cfg.norm)
+        if stat is not None:
+            values["ln_jacobian_closed"] = 1 / (stat + cfg.eps).sqrt()
+        rows += [{"metric": k, "unit": "spectral", "value": float(v.detach().mean()), "layer": layer, "site": m.site}
+                 for k, v in values.items()]
+    return rows

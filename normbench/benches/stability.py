@@ -1,0 +1,139 @@
+"""Training stability of a small decoder-only LM: Post-LN vs Pre-LN vs DeepNorm (and sandwich), with
+DeepNet's control groups (Post-LN with and without warmup, Post-LN-init = 1/k_l with warmup), in CPU minutes.
+
+One case = one training run (placement x norm x init x depth x lr x warmup x seed). Status: ok; diverged
+(a non-finite loss, with its step); stuck (the held-out loss after training is within `stuck_tol` nats of
+the unigram model's loss on the same held-out windows, or above it: the model learned no more than symbol
+frequencies; the unigram entropy of the training text is stored beside it). Time series (loss
+every step; lr, gradient norms, model update and norm inputs every `every` steps) carry a `step` column,
+per-layer values a `layer` and `site` column. See _training.py for the loop, _lm.py for the model params."""
+
+from __future__ import annotations
+
+from normbench.analysis.tables import Table
+from normbench.benches._lm import MODEL_PARAMS, check_model_case, varying_keys
+from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.suite.params import Param
+
+SCHEDULES = ("constant", "inverse_sqrt")  # also in _training.py (which imports torch)
+
+
+@register_bench
+class Stability(Bench):
+    kind = "stability"
+    description = "short LM training runs: final loss, divergence, model update, norm input growth per placement/init"
+    all_impls_by_default = False
+    params = {
+        **MODEL_PARAMS,
+        "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak Adam learning rate"),
+        "warmup": Param(int, 0, minimum=0, help="linear warmup steps (0 = none)"),
+        "schedule": Param(str, "constant", choices=SCHEDULES, help="after warmup: constant or inverse_sqrt"),
+        "steps": Param(int, 300, minimum=1, help="optimizer updates"),
+        "every": Param(int, 10, minimum=1, help="diagnostics every k steps (and at steps 1 and the last)"),
+        "eval_batches": Param(int, 16, minimum=1, help="held-out batches for the final loss"),
+        "stuck_tol": Param(float, 0.1, minimum=0.0, help="stuck when final loss >= unigram loss - this (nats)"),
+    }
+
+    def check_case(self, params, norm, impl):
+        return check_model_case(params, norm)
+
+    def run_case(self, case, ctx):
+        from normbench.benches._lm import build_model, data_rows, load_case_data
+        from normbench.benches._training import TrainSpec, train
+
+        p = case.params
+        data = load_case_data(ctx, p)
+        model = build_model(case, data.vocab)
+        spec = TrainSpec(lr=p["lr"], warmup=p["warmup"], steps=p["steps"], every=p["every"], batch=p["batch"],
+                         seq=p["seq"], data_seed=p["data_seed"], schedule=p["schedule"],
+                         eval_batches=p["eval_batches"])
+        result = train(model, data, spec, p["device"])
+        tail = result.losses[-10:]
+        rows = result.rows + data_rows(data) + [
+            {"metric": "final_loss", "unit": "nats", "value": result.final_loss},
+            {"metric": "unigram_loss", "unit": "nats", "value": result.unigram_loss},
+            {"metric": "final_train_loss", "unit": "nats", "value": sum(tail) / len(tail)},
+            {"metric": "train_wall_s", "unit": "s", "value": result.wall_s},
+            {"metric": "steps_run", "unit": "steps", "value": float(len(result.losses))},
+        ]
+        if result.diverged_at is not None:
+            rows.append({"metric": "diverged_step", "unit": "step", "value": float(result.diverged_at)})
+            return CaseResult(rows, "diverged", f"loss not finite at step {result.diverged_at}")
+        if result.final_loss >= result.unigram_loss - p["stuck_tol"]:
+            return CaseResult(rows, "stuck", f"held-out loss {result.final_loss:.3f} vs the unigram model's "
+                              f"{result.unigram_loss:.3f} nats on the same windows (tolerance {p['stuck_tol']:g})")
+        return CaseResult(rows)
+
+    def report(self, frame, opts):
+        return stability_tables(frame)
+
+
+def case_summary(frame):
+    """One row per case: status, final loss, unigram entropy, step-1 model update, last-LN input norm at the
+    last diagnostic step, training time."""
+    import pandas as pd
+
+    def metric_mean(rows, metric):
+        return rows.loc[rows["metric"] == metric, "value"].mean()  # NaN when absent
+
+    out = []
+    for case_id, rows in frame.groupby("case_id", sort=False):
+        last_ln = rows[rows["metric"] == "last_ln_input_norm"].sort_values("step")
+        update = rows[(rows["metric"] == "model_update") & (rows["step"] == 1)]["value"]
+        out.append({
+            "case_id": case_id, "status": rows["status"].iloc[0],
+            **{key: metric_mean(rows, metric) for key, metric in [
+                ("final_loss", "final_loss"), ("train_loss", "final_train_loss"), ("unigram", "unigram_entropy"),
+                ("unigram_loss", "unigram_loss"), ("optimal", "optimal_loss"), ("wall", "case_wall_s")]},
+            "update1": update.mean(),
+            "last_ln": last_ln["value"].iloc[-1] if len(last_ln) else float("nan"),
+        })
+    return pd.DataFrame(out)
+
+
+def stability_tables(frame) -> list[Table]:
+    import math
+
+    import pandas as pd
+
+    frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
+    if frame.empty:
+        return []
+    keys = varying_keys(frame) or ["depth"]
+    cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]
+    summary = case_summary(frame).merge(cases, on="case_id")
+    table = []
+    for key, g in summary.groupby(keys, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        counts = g["status"].value_counts()
+        row = dict(zip(keys, key, strict=True))
+        sd = g["final_loss"].std()
+        row.update({
+            "runs": len(g),
+            "status": ", ".join(f"{s} {counts[s]}" for s in ("ok", "stuck", "diverged") if s in counts),
+            "final loss": f"{g['final_loss'].mean():.3f}" + (f" ±{sd:.3f}" if len(g) > 1 and not math.isnan(sd) else ""),
+            "train loss": f"{g['train_loss'].mean():.3f}",
+            "unigram − loss": f"{(g['unigram_loss'] - g['final_loss']).mean():.3f}",
+            "step-1 update": f"{g['update1'].mean():.3g}",
+            "last-LN ‖x‖/√d": f"{(g['last_ln'] / g['d'].map(math.sqrt)).mean():.2f}",
+            "s/run": f"{g['wall'].mean():.1f}",
+        })
+        table.append(row)
+    unigram = summary["unigram"].dropna().unique()
+    notes = [
+        "final loss: held-out loss after training, mean ±sd over seeds (nats/token); train loss: mean of the "
+        "last 10 training losses; status counts over seeds.",
+        f"unigram entropy of the training text: {', '.join(f'{u:.3f}' for u in unigram)} nats; unigram − loss: the "
+        "unigram model's loss on the same held-out windows minus the final loss; stuck when it is < stuck_tol.",
+        "step-1 update: mean over probe tokens of ‖F(x,θ₁) − F(x,θ₀)‖₂, F = the head's input (DeepNet Fig. 4a).",
+        "last-LN ‖x‖/√d: input norm of the norm feeding the head, at the last diagnostic step, over √d (DeepNet Fig. 4b).",
+    ]
+    if summary["optimal"].notna().any():
+        notes.append(f"optimal loss (Markov entropy rate): {summary['optimal'].dropna().iloc[0]:.3f} nats.")
+    tables = [Table("Stability: final loss, status, step-1 model update, last-LN input norm", pd.DataFrame(table), notes)]
+    if "depth" in keys and len(keys) > 1:
+        other = [k for k in keys if k != "depth"]
+        wide = summary.groupby([*other, "depth"], dropna=False)["final_loss"].mean().unstack("depth")
+        wide.columns = [f"L={c}" for c in wide.columns]
+        tables.append(Table("Stability: mean final loss by depth", wide.round(3).reset_index().astype(str)))
+    return tables
