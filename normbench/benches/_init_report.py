@@ -5,7 +5,7 @@ against depth (Xiong Theorem 1, Fig. 3(c)/(d))."""
 from __future__ import annotations
 
 from normbench.analysis.tables import Table
-from normbench.benches._lm import varying_keys
+from normbench.benches._lm import varying_keys, with_int_keys
 
 
 def init_tables(frame) -> list[Table]:
@@ -13,6 +13,7 @@ def init_tables(frame) -> list[Table]:
     if frame.empty:
         return []
     keys = [k for k in varying_keys(frame) if k != "depth"]
+    frame = with_int_keys(frame, [*keys, "depth", "layer"])
     frame = frame.assign(config=frame[keys].astype(str).agg("/".join, axis=1) if keys else frame["placement"])
     tables = [stream_table(frame)]
     both = per_layer(frame, "ln_input_sq_norm", ffn_sites(frame), "{:.2f}").combine(

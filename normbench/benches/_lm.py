@@ -3,6 +3,7 @@ rules, and building a seeded model and its data for one case. Torch-free at impo
 
 from __future__ import annotations
 
+from normbench.benches.base import Bench
 from normbench.suite.params import Param
 
 # Kept here, not imported from normbench.models (which imports torch): tests check they match.
@@ -28,6 +29,20 @@ MODEL_PARAMS = {
     "corpus_dir": Param(str, "", help="directory of *.py files for data=stdlib (default: this Python's stdlib)"),
     "device": Param(str, "cpu", choices=("cpu", "cuda")),
 }
+
+
+class LMBench(Bench):
+    """Base of the bench kinds that build the small LM: the cross-parameter rules and the seeded setup."""
+
+    all_impls_by_default = False  # a suite naming a norm gets its baseline (nn.Module) implementation
+
+    def check_case(self, params, norm, impl):
+        return check_model_case(params, norm)
+
+    @staticmethod
+    def model_and_data(case, ctx):
+        data = load_case_data(ctx, case.params)
+        return build_model(case, data.vocab), data
 
 
 def check_model_case(params, norm) -> list[tuple[str, str]]:
@@ -82,4 +97,15 @@ def varying_keys(frame, exclude=("seed",)) -> list[str]:
 
     params = [json.loads(s) for s in frame.drop_duplicates("case_id")["params"]]
     keys = [k for k in params[0] if k not in exclude and len({json.dumps(q.get(k)) for q in params}) > 1]
+    keys.sort(key=lambda k: (k == "depth", KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER)))
     return ["norm"] * (frame["norm"].nunique() > 1) + keys
+
+
+KEY_ORDER = ["placement", "init", "warmup", "lr", "schedule"]  # how tables order the swept keys; depth last
+
+
+def with_int_keys(frame, keys):
+    """Integer parameters read back as floats when other benches' rows lack them (NaN): show them as ints."""
+    fixed = {k: frame[k].astype("Int64") for k in keys
+             if frame[k].dtype.kind == "f" and frame[k].dropna().eq(frame[k].dropna().round()).all()}
+    return frame.assign(**fixed)

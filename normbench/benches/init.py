@@ -10,32 +10,26 @@ value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (scienc
 
 from __future__ import annotations
 
-from normbench.benches._lm import MODEL_PARAMS, check_model_case
-from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.benches._lm import MODEL_PARAMS, LMBench
+from normbench.benches.base import CaseResult, register_bench
 from normbench.suite.params import Param
 
 
 @register_bench
-class Init(Bench):
+class Init(LMBench):
     kind = "init"
     description = "at init: residual-stream growth, norm input size and Jacobian, FFN gradients per layer"
-    all_impls_by_default = False
     params = {
         **MODEL_PARAMS,
         "batches": Param(int, 8, minimum=1, help="batches the gradient statistics average over"),
         "jacobian_tokens": Param(int, 64, minimum=1, help="tokens per norm whose exact Jacobian is computed"),
     }
 
-    def check_case(self, params, norm, impl):
-        return check_model_case(params, norm)
-
     def run_case(self, case, ctx):
-        from normbench.benches._lm import build_model, data_rows, load_case_data
+        from normbench.benches._lm import data_rows
 
-        p = case.params
-        data = load_case_data(ctx, p)
-        model = build_model(case, data.vocab)
-        return CaseResult(init_rows(model, data, p) + data_rows(data))
+        model, data = self.model_and_data(case, ctx)
+        return CaseResult(init_rows(model, data, case.params) + data_rows(data))
 
     def report(self, frame, opts):
         from normbench.benches._init_report import init_tables

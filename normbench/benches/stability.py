@@ -11,18 +11,17 @@ per-layer values a `layer` and `site` column. See _training.py for the loop, _lm
 from __future__ import annotations
 
 from normbench.analysis.tables import Table
-from normbench.benches._lm import MODEL_PARAMS, check_model_case, varying_keys
-from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.benches._lm import MODEL_PARAMS, LMBench, varying_keys, with_int_keys
+from normbench.benches.base import CaseResult, register_bench
 from normbench.suite.params import Param
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _training.py (which imports torch)
 
 
 @register_bench
-class Stability(Bench):
+class Stability(LMBench):
     kind = "stability"
     description = "short LM training runs: final loss, divergence, model update, norm input growth per placement/init"
-    all_impls_by_default = False
     params = {
         **MODEL_PARAMS,
         "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak Adam learning rate"),
@@ -34,16 +33,12 @@ class Stability(Bench):
         "stuck_tol": Param(float, 0.1, minimum=0.0, help="stuck when final loss >= unigram loss - this (nats)"),
     }
 
-    def check_case(self, params, norm, impl):
-        return check_model_case(params, norm)
-
     def run_case(self, case, ctx):
-        from normbench.benches._lm import build_model, data_rows, load_case_data
+        from normbench.benches._lm import data_rows
         from normbench.benches._training import TrainSpec, train
 
         p = case.params
-        data = load_case_data(ctx, p)
-        model = build_model(case, data.vocab)
+        model, data = self.model_and_data(case, ctx)
         spec = TrainSpec(lr=p["lr"], warmup=p["warmup"], steps=p["steps"], every=p["every"], batch=p["batch"],
                          seq=p["seq"], data_seed=p["data_seed"], schedule=p["schedule"],
                          eval_batches=p["eval_batches"])
@@ -100,6 +95,7 @@ def stability_tables(frame) -> list[Table]:
     if frame.empty:
         return []
     keys = varying_keys(frame) or ["depth"]
+    frame = with_int_keys(frame, keys)
     cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]
     summary = case_summary(frame).merge(cases, on="case_id")
     table = []
@@ -131,9 +127,28 @@ def stability_tables(frame) -> list[Table]:
     if summary["optimal"].notna().any():
         notes.append(f"optimal loss (Markov entropy rate): {summary['optimal'].dropna().iloc[0]:.3f} nats.")
     tables = [Table("Stability: final loss, status, step-1 model update, last-LN input norm", pd.DataFrame(table), notes)]
+    tables.append(early_table(frame, keys))
     if "depth" in keys and len(keys) > 1:
         other = [k for k in keys if k != "depth"]
         wide = summary.groupby([*other, "depth"], dropna=False)["final_loss"].mean().unstack("depth")
         wide.columns = [f"L={c}" for c in wide.columns]
         tables.append(Table("Stability: mean final loss by depth", wide.round(3).reset_index().astype(str)))
     return tables
+
+
+def early_table(frame, keys) -> Table:
+    """The model update at a few steps (DeepNet Fig. 4a: Post-LN's explodes at once, then barely moves) and
+    the top block's gradient norm at step 1 (Fig. 3a), means over seeds."""
+    import pandas as pd
+
+    updates = frame[frame["metric"] == "model_update"]
+    last = int(updates["step"].max())
+    steps = [s for s in (1, 10, 50, 100) if s < last and s in set(updates["step"])] + [last]
+    upd = updates[updates["step"].isin(steps)].pivot_table(index=keys, columns="step", values="value", aggfunc="mean")
+    upd.columns = [f"update @{int(c)}" for c in upd.columns]
+    grads = frame[(frame["metric"] == "grad_norm") & (frame["step"] == 1) & (frame["site"] == "block")]
+    top = grads[grads["layer"] == grads["depth"]].groupby(keys)["value"].mean().rename("top block grad @1")
+    cells = pd.concat([upd, top], axis=1).map(lambda v: f"{v:.3g}")
+    return Table("Stability: model update per token over training, top block gradient at step 1", cells.reset_index(), [
+        "update @t: mean over probe tokens of ‖F(x,θ_t) − F(x,θ₀)‖₂; top block grad: L2 norm of all gradients of "
+        "block N at step 1 (DeepNet Fig. 3a, where Post-LN-init has the larger one)."])
