@@ -6,7 +6,11 @@ steps (and at steps 1 and the last) it records, for the batch of step t: the los
 per-layer gradient norms; and after update t, on a fixed held-out probe batch: the model update per token
 mean_tokens ||F(x, theta_t) - F(x, theta_0)||_2 (F = the input of the head) and the mean input norm of
 every norm. The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that
-nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step."""
+nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
+
+Speed (d=64, 12 layers, 300 steps, 2-core Xeon): ~16 s with 2 threads on an idle machine, ~21-23 s with
+--threads 1; with 2 threads while another process holds a core, 118 s (every small op is an OpenMP
+region waiting on the descheduled thread). On shared machines use --threads 1 and --shard for parallelism."""
 
 from __future__ import annotations
 

@@ -150,5 +150,7 @@ def early_table(frame, keys) -> Table:
     top = grads[grads["layer"] == grads["depth"]].groupby(keys)["value"].mean().rename("top block grad @1")
     cells = pd.concat([upd, top], axis=1).map(lambda v: f"{v:.3g}")
     return Table("Stability: model update per token over training, top block gradient at step 1", cells.reset_index(), [
-        "update @t: mean over probe tokens of ‖F(x,θ_t) − F(x,θ₀)‖₂; top block grad: L2 norm of all gradients of "
-        "block N at step 1 (DeepNet Fig. 3a, where Post-LN-init has the larger one)."])
+        "update @t: mean over probe tokens of ‖F(x,θ_t) − F(x,θ₀)‖₂. F is an LN output (‖F‖ ≈ √d per token), so "
+        "the update saturates near √(2d) once F no longer resembles F(x,θ₀): step 1 is where placements differ. "
+        "top block grad: L2 norm of all gradients of block N at step 1 (DeepNet Fig. 3a, where Post-LN-init has "
+        "the larger one)."])

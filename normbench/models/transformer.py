@@ -70,13 +70,14 @@ class Norm(nn.Module):
     While `self.kept` is a list, each forward appends its input (detached): that is how benches see the
     actual input of every norm without hooks."""
 
-    def __init__(self, cfg: ModelConfig, site: str, device=None, dtype=None):
+    def __init__(self, cfg: ModelConfig, site: str):
         super().__init__()
         from normbench.norms import get_norm
 
         norm = get_norm(cfg.norm)
         impl = cfg.impl or norm.baseline
-        built = norm.build(impl, cfg.d, eps=cfg.eps, dtype=dtype or torch.float32, device=device or "cpu")
+        # built on the CPU in fp32 like every other module here; DecoderLM.to(device) moves it
+        built = norm.build(impl, cfg.d, eps=cfg.eps, dtype=torch.float32, device="cpu")
         if not isinstance(built.module, nn.Module):
             raise ValueError(f"{cfg.norm}:{impl} has no nn.Module to put in a model; use an impl that has one")
         self.inner = built.module
