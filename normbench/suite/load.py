@@ -1,7 +1,7 @@
 """Read a suite file and validate it against the bench kinds' parameter specs.
 
 Every problem is collected and reported at once, each with the file and its key path:
-    suites/x.toml: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16 (did you mean 'bf16'?)
+    suites/x.toml: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)
 """
 
 from __future__ import annotations
@@ -137,8 +137,10 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
     params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
     for key in sorted(set(sweep) & set(params)):
         problems.append(Problem(f"{where}.params.{key}", "also given in sweep; give it in one place"))
+    # "Missing" means not written at all: a key given with a bad value already has its own problem.
+    given = {k for section in ("sweep", "params") if isinstance(table.get(section), dict) for k in table[section]}
     for key, spec in bench.params.items():
-        if spec.required and key not in sweep and key not in params:
+        if spec.required and key not in given:
             problems.append(Problem(f"{where}", f"missing required parameter {key!r} (in sweep or params)"))
     if len(problems) > before:
         return None
@@ -200,7 +202,7 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
     for key, value in values.items():
         path = f"{where}.{section}.{key}"
         if key not in specs:
-            problems.append(Problem(path, f"unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
+            problems.append(Problem(path, "unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
                                     + f"; it takes {', '.join(sorted(specs))}"))
             continue
         if as_list:
