@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +14,7 @@ NAME = "list"
 PANEL = "Inspect"
 
 
-class What(str, Enum):
+class What(StrEnum):
     norms = "norms"
     benches = "benches"
     suites = "suites"
