@@ -47,7 +47,7 @@ def _norms() -> None:
 def _benches() -> None:
     from normbench.benches import all_benches
 
-    out.print("[bold]bench kinds[/bold] (parameters go in sweep = [lists] or params = scalars)")
+    out.print("[bold]bench kinds[/bold] (parameters go in sweep = \\[lists] or params = scalars)")
     for bench in all_benches().values():
         out.print(f"  {bench.kind:<10} {bench.description}", markup=False)
         for key, spec in bench.params.items():
