@@ -243,8 +243,8 @@ def _check_cases(specs: list[BenchSpec], problems: list[Problem]) -> None:
         duplicates = 0
         for case in expand_bench(spec):
             for key, msg in bench.check_case(case.params, case.norm, case.impl):
-                section = "sweep" if key in spec.sweep else "params"
-                messages[Problem(f"bench[{spec.index}].{section}.{key}", msg)] = None
+                section = "" if key in BENCH_KEYS else "sweep." if key in spec.sweep else "params."
+                messages[Problem(f"bench[{spec.index}].{section}{key}", msg)] = None
             if case.case_id in seen and seen[case.case_id] != spec.index:
                 duplicates += 1
                 first = seen[case.case_id]
