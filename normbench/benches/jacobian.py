@@ -7,7 +7,8 @@ for BatchNorm train, batches of `batch` rows, whose Jacobian is that of the whol
 centred_bound, ratio_xiong, ratio_centred, bound_held / centred_held (1/0), inflation (‖x‖/‖x − mean‖),
 iterations, converged (1/0), time (s per input); BatchNorm train adds coupling (‖J − D‖/‖J‖, D the
 per-sample blocks), and with the exact method coupling_entry, cross_channel_max and channel_rel_err_max.
-Every row carries `method` and `closed_form_kind` (exact | bound). See normbench/jacobian/."""
+Every row carries `method`, `closed_form_kind` (exact | bound) and `closed_form_regime` (general |
+eps-term | zero, see closed_forms.Closed). See normbench/jacobian/."""
 
 from __future__ import annotations
 
@@ -188,7 +189,11 @@ class Jacobian(Bench):
                         "coupling_time": c.seconds[k],
                     }
         rows = input_rows(measured, closed, bounds, extras, HELD_SLACK[p["dtype"]])
-        labels = {"method": method, "closed_form_kind": "exact" if closed.exact else "bound"}
+        labels = {
+            "method": method,
+            "closed_form_kind": "exact" if closed.exact else "bound",
+            "closed_form_regime": closed.regime,
+        }
         rows = [{**r, **labels} for r in rows]
         unconverged = sum(not c for c in measured.converged) + sum(
             e.get("coupling_converged", 1) == 0 for e in extras.values()

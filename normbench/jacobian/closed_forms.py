@@ -24,6 +24,10 @@ class Closed:
     value: torch.Tensor  # (n,) float64: σ_max per input (the bound when exact is False)
     exact: bool  # True: an equality; False: an upper bound (LayerNorm/RMSNorm with a non-constant gain)
     per_channel: torch.Tensor | None = None  # (n, d): BatchNorm train, σ_max of each channel's block
+    # "general"; "eps-term" where σ_max is the ε-suppressed direction alone (LayerNorm d=2, RMSNorm d=1,
+    # BatchNorm train m=2): J's entries are O(1/s) and cancel down to O(ε/s³), so a measured Jacobian carries
+    # a relative error of about machine-ε·(v+ε)/ε there; "zero" where J = 0 (LayerNorm d=1).
+    regime: str = "general"
 
 
 @dataclass(frozen=True)
@@ -59,9 +63,9 @@ def layernorm(x, gamma, eps, extra) -> Closed:
     v = x.var(-1, unbiased=False)
     s = torch.sqrt(v + eps)
     if d == 1:
-        return Closed(torch.zeros_like(v), True)
+        return Closed(torch.zeros_like(v), True, regime="zero")
     if d == 2:
-        return Closed(eps / s**3 * gamma.pow(2).mean().sqrt(), True)
+        return Closed(eps / s**3 * gamma.pow(2).mean().sqrt(), True, regime="eps-term")
     return Closed(gamma.abs().max() / s, _gain_is_constant(gamma))
 
 
@@ -77,7 +81,7 @@ def rmsnorm(x, gamma, eps, extra) -> Closed:
     ms = x.pow(2).mean(-1)
     r = torch.sqrt(ms + eps)
     if d == 1:
-        return Closed(gamma.abs()[0] * eps / r**3, True)
+        return Closed(gamma.abs()[0] * eps / r**3, True, regime="eps-term")
     return Closed(gamma.abs().max() / r, _gain_is_constant(gamma))
 
 
@@ -102,7 +106,7 @@ def batchnorm_train(x, gamma, eps, extra) -> Closed:
     v = x.var(-2, unbiased=False)  # (n, d): per channel, over the batch
     s = torch.sqrt(v + eps)
     per_channel = gamma.abs() * (eps / s**3 if m == 2 else 1 / s)
-    return Closed(per_channel.max(-1).values, True, per_channel)
+    return Closed(per_channel.max(-1).values, True, per_channel, "eps-term" if m == 2 else "general")
 
 
 # -- DyT (Zhu et al. 2025) ---------------------------------------------------------------------------

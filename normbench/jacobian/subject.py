@@ -22,28 +22,41 @@ class Subject:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def find_gain(built, d: int) -> torch.Tensor | None:
-    """The elementwise gain tensor of a built norm: a module attribute named like a gain, else the first
-    parameter of shape (d,) (the functional and composite impls pass [weight, bias])."""
+def _named_param(built, names, wanted: str):
+    """built.params[i] where the norm declares param_names[i] == wanted (norms may list their parameters'
+    names, e.g. ("alpha", "weight", "bias"); implementations without a module are found that way)."""
+    if names and wanted in names and len(built.params) == len(names):
+        return built.params[list(names).index(wanted)]
+    return None
+
+
+def find_gain(built, d: int, names=None) -> torch.Tensor | None:
+    """The elementwise gain tensor of a built norm: a module attribute named like a gain, else the
+    parameter the norm names `weight`, else the first parameter of shape (d,) (functional and composite
+    impls pass [weight, bias])."""
     module = built.module
     for name in GAIN_NAMES:
         t = getattr(module, name, None) if module is not None else None
         if isinstance(t, torch.Tensor) and tuple(t.shape) == (d,):
             return t
+    named = _named_param(built, names, "weight")
+    if named is not None and tuple(named.shape) == (d,):
+        return named
     return next((t for t in built.params if tuple(t.shape) == (d,)), None)
 
 
-def find_alpha(built) -> torch.Tensor:
-    """DyT's scalar α: the module's `alpha`, else its one parameter or buffer whose name ends in alpha."""
+def find_alpha(built, names=None) -> torch.Tensor:
+    """DyT's scalar α: the module's `alpha`, else its one parameter or buffer whose name ends in alpha,
+    else the parameter the norm names `alpha`."""
     module = built.module
-    if module is None:
-        raise RuntimeError("the dyt implementation exposes no module to read alpha from")
-    alpha = getattr(module, "alpha", None)
-    if alpha is None:
+    alpha = getattr(module, "alpha", None) if module is not None else None
+    if alpha is None and module is not None:
         named = dict(module.named_parameters()) | dict(module.named_buffers())
         alpha = next((t for n, t in named.items() if n.split(".")[-1].endswith("alpha")), None)
     if alpha is None:
-        raise RuntimeError("the dyt module has no alpha parameter; its closed form needs it")
+        alpha = _named_param(built, names, "alpha")
+    if alpha is None:
+        raise RuntimeError("the dyt implementation exposes no alpha (module attribute or named parameter)")
     return torch.as_tensor(alpha).detach().double().cpu().reshape(())
 
 
@@ -59,8 +72,10 @@ def build_subject(
     from normbench.errors import SkipCase
     from normbench.norms import get_norm
 
-    built = get_norm(norm).build(impl, d, eps=eps, dtype=dtype, device=device)
-    gain_t = find_gain(built, d)
+    norm_obj = get_norm(norm)
+    names = getattr(norm_obj, "param_names", None)
+    built = norm_obj.build(impl, d, eps=eps, dtype=dtype, device=device)
+    gain_t = find_gain(built, d, names)
     if gain == "random":
         if gain_t is None:
             raise SkipCase(f"{norm}:{impl} exposes no gain tensor of shape ({d},) to randomise")
@@ -77,7 +92,7 @@ def build_subject(
     if "running_var" in formula.needs:
         extra["running_var"] = module.running_var.detach().double().cpu()
     if "alpha" in formula.needs:
-        extra["alpha"] = find_alpha(built)
+        extra["alpha"] = find_alpha(built, names)
     fn = built.fn
     if formula.layout == "row":
 
