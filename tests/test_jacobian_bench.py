@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
 from normbench.analysis.tables import ReportOptions, render
 from normbench.benches import RunContext, get_bench
@@ -16,15 +17,6 @@ from normbench.errors import SuiteError
 from normbench.jacobian.inputs import draw_rows, make_inputs
 from normbench.suite.expand import Case, expand
 from normbench.suite.load import parse_suite
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny ops on a shared 2-core machine: one thread avoids intra-op contention stalls."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def suite(sweep="", params="", norms='["layernorm"]'):
@@ -224,3 +216,12 @@ def test_dyt_is_measured_when_registered():
     finally:
         if added:
             del registry._NORMS[added]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("method", ["exact", "matrix_free"])
+def test_cuda_cases_match_the_closed_form(method):
+    result, wide, _ = run("layernorm", "module", d=256, mean=3.0, device="cuda", method=method)
+    assert result.status == "ok" and (wide["rel_err"].abs() < 1e-10).all()
+    result, wide, _ = run("batchnorm", "train", d=8, batch=8, device="cuda", method=method)
+    assert result.status == "ok" and (wide["rel_err"].abs() < 1e-10).all()

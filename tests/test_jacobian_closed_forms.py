@@ -6,20 +6,12 @@ import math
 
 import pytest
 import torch
+from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
 from normbench.jacobian import closed_forms as cf
 from normbench.jacobian.inputs import make_inputs
 
 F64 = torch.float64
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny ops on a shared 2-core machine: one thread avoids intra-op contention stalls."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 EPS = 1e-5
