@@ -13,8 +13,9 @@ from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 EXACT_RTOL = 1e-6  # the issue's acceptance threshold for float64 measured vs closed form
 
 
-def _inputs(frame: pd.DataFrame, norm: str, impl: str | None = None) -> pd.DataFrame:
-    """Per-input rows of converged float64, γ = 1 cases of one norm (every impl unless one is given)."""
+def _inputs(frame: pd.DataFrame, norm: str, impl: str | None = None, where=None) -> pd.DataFrame:
+    """Per-input rows of converged float64, γ = 1 cases of one norm (every impl unless one is given),
+    narrowed by where(data) -> boolean mask."""
     from normbench.jacobian.report import per_input
 
     data = (
@@ -32,7 +33,8 @@ def _inputs(frame: pd.DataFrame, norm: str, impl: str | None = None) -> pd.DataF
     )
     if impl is not None:
         keep &= data["impl"] == impl
-    return data[keep]
+    data = data[keep]
+    return data[where(data)] if where is not None and not data.empty else data
 
 
 @claim(
@@ -42,8 +44,7 @@ def _inputs(frame: pd.DataFrame, norm: str, impl: str | None = None) -> pd.DataF
     "with ε, never exceeded",
 )
 def layernorm_jacobian_is_centred_bound(frame: pd.DataFrame) -> Verdict:
-    data = _inputs(frame, "layernorm")
-    data = data[data["d"] >= 3] if not data.empty else data
+    data = _inputs(frame, "layernorm", where=lambda x: x["d"] >= 3)
     if data.empty:
         return Verdict(NO_DATA, "no float64, γ = 1 LayerNorm inputs with d ≥ 3")
     err, centred = data["rel_err"].abs().max(), data["ratio_centred"].max()
@@ -62,9 +63,9 @@ def layernorm_jacobian_is_centred_bound(frame: pd.DataFrame) -> Verdict:
     "√(1 + μ²/σ²) ± 10%: Xiong's bound is not an upper bound for non-centred inputs",
 )
 def xiong_bound_fails_with_mean_offset(frame: pd.DataFrame) -> Verdict:
-    data = _inputs(frame, "layernorm")
-    if not data.empty:
-        data = data[(data["d"] >= 1024) & (data["mean"] >= 3) & (data["dist"] == "gaussian")]
+    data = _inputs(
+        frame, "layernorm", where=lambda x: (x["d"] >= 1024) & (x["mean"] >= 3) & (x["dist"] == "gaussian")
+    )
     if data.empty:
         return Verdict(NO_DATA, "no float64, γ = 1 Gaussian LayerNorm inputs with d ≥ 1024 and mean ≥ 3σ")
     # "≈" as ±10%: at d = 1024 the sample mean and variance move √(1 + μ̂²/v̂) by about 3% (one s.d.)
@@ -85,8 +86,7 @@ def xiong_bound_fails_with_mean_offset(frame: pd.DataFrame) -> Verdict:
     statement="RMSNorm's Jacobian norm is 1/√(mean(x²)+ε) for d ≥ 2: √d/‖x‖ holds, with equality as ε → 0",
 )
 def rmsnorm_exact_bound(frame: pd.DataFrame) -> Verdict:
-    data = _inputs(frame, "rmsnorm")
-    data = data[data["d"] >= 2] if not data.empty else data
+    data = _inputs(frame, "rmsnorm", where=lambda x: x["d"] >= 2)
     if data.empty:
         return Verdict(NO_DATA, "no float64, γ = 1 RMSNorm inputs with d ≥ 2")
     err = data["rel_err"].abs().max()
@@ -110,13 +110,11 @@ def rmsnorm_exact_bound(frame: pd.DataFrame) -> Verdict:
     "exactly 0) with σ_max = max_c |γ_c|/√(batch var_c+ε) for m ≥ 3",
 )
 def batchnorm_train_block_diagonal(frame: pd.DataFrame) -> Verdict:
-    data = _inputs(frame, "batchnorm", "train")
-    if not data.empty:
-        data = (
-            data[(data["batch"] >= 3) & data["cross_channel_max"].notna()]
-            if "cross_channel_max" in data
-            else data.iloc[:0]
-        )
+    def measured_densely(x):  # the cross-channel and per-channel numbers come from the exact method only
+        exact = x["cross_channel_max"].notna() if "cross_channel_max" in x else False
+        return (x["batch"] >= 3) & exact
+
+    data = _inputs(frame, "batchnorm", "train", where=measured_densely)
     if data.empty:
         return Verdict(NO_DATA, "no float64, γ = 1 BatchNorm-train inputs with batch ≥ 3 measured exactly")
     cross, err = data["cross_channel_max"].max(), data["rel_err"].abs().max()
