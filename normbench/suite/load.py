@@ -16,7 +16,7 @@ from typing import Any
 from normbench.errors import NormbenchError, Problem, SuiteError
 from normbench.suite.params import did_you_mean
 
-TOP_KEYS = {"name", "description", "bench", "claims"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads"}
 BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params"}
 
 
@@ -40,6 +40,7 @@ class Suite:
     text: str
     benches: list[BenchSpec]
     claims: list[str] = field(default_factory=list)
+    threads: int | None = None  # torch CPU threads for the run (--threads overrides); None = torch's default
 
     @property
     def sha256(self) -> str:
@@ -80,6 +81,9 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "") -> Suite:
     if not isinstance(description, str):
         problems.append(Problem("description", "must be a string"))
     claims = _validate_claims(data.get("claims", []), problems)
+    threads = data.get("threads")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+        problems.append(Problem("threads", f"{threads!r} is not a positive integer"))
     tables = data.get("bench")
     specs: list[BenchSpec] = []
     if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
@@ -93,7 +97,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "") -> Suite:
         _check_cases(specs, problems)
     if problems:
         raise SuiteError(source, problems)
-    return Suite(name.strip(), description, source, text, specs, claims)
+    return Suite(name.strip(), description, source, text, specs, claims, threads)
 
 
 def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:

@@ -26,10 +26,14 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
     import_package_modules("normbench.analysis.plots")
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
+    from normbench.analysis.report import bench_rows
+    from normbench.benches import all_benches
+
+    benches = all_benches()
     for kind in dict.fromkeys(frame["bench"]):
         for fn in _PLOTS.get(kind, []):
-            paths.extend(fn(frame[(frame["bench"] == kind) & (frame["status"] != "failed")], out_dir,
-                            machine=machine, fmt=fmt))
+            rows = bench_rows(frame, benches[kind])
+            paths.extend(fn(rows[rows["status"] != "failed"], out_dir, machine=machine, fmt=fmt))
     return paths
 
 
