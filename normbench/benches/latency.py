@@ -20,6 +20,8 @@ MODES = ("fwd", "fwd+bwd")
 class Latency(Bench):
     kind = "latency"
     description = "time per call, GB/s and fraction of a copy, per norm implementation"
+    compare_metrics = {"time": "lower"}
+    compare_pool = ()
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
         "hidden": Param(int, minimum=1, help="normalized dimension"),
