@@ -5,7 +5,7 @@ against depth (Xiong Theorem 1, Fig. 3(c)/(d))."""
 from __future__ import annotations
 
 from normbench.analysis.tables import Table
-from normbench.benches._lm import varying_keys, with_int_keys
+from normbench.benches._lm import varying_keys
 
 
 def init_tables(frame) -> list[Table]:
@@ -13,7 +13,7 @@ def init_tables(frame) -> list[Table]:
     if frame.empty:
         return []
     keys = [k for k in varying_keys(frame) if k != "depth"]
-    frame = with_int_keys(frame, [*keys, "depth", "layer"])
+    frame = frame.assign(layer=frame["layer"].astype("Int64"))  # a label column, float where rows lack it
     frame = frame.assign(config=frame[keys].astype(str).agg("/".join, axis=1) if keys else frame["placement"])
     tables = [stream_table(frame)]
     both = per_layer(frame, "ln_input_sq_norm", ffn_sites(frame), "{:.2f}").combine(
@@ -22,7 +22,8 @@ def init_tables(frame) -> list[Table]:
                         both.reset_index(), [
                             "Post-LN/DeepNorm: this is x^{post,5} of Xiong's Lemma 2 (expected 3/2 for Post-LN); "
                             "Pre-LN: the stream entering the FFN's norm. ‖J_LN‖₂: exact (SVD of the autograd Jacobian), "
-                            "mean over tokens; it equals 1/√(var+ε) (Lemma 3 with the centred norm, science.md §6)."]))
+                            "mean over tokens; at gain 1 it equals 1/√(var+ε) for LayerNorm (Lemma 3 with the centred norm) and "
+                            "1/√(mean x²+ε) for RMSNorm (science.md §6); both closed forms are stored as ln_jacobian_closed."]))
     grads = per_layer(frame, "ffn_grad_norm_of_mean", "fc2", "{:.3f}").combine(
         per_layer(frame, "ffn_grad_mean_of_norms", "fc2", "{:.3f}"), lambda a, b: a + " (" + b + ")")
     tables.append(Table("Init: FFN W² gradient per layer: ‖mean over batches‖_F (mean of per-batch ‖·‖_F)",

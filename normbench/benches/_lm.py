@@ -102,10 +102,3 @@ def varying_keys(frame, exclude=("seed",)) -> list[str]:
 
 
 KEY_ORDER = ["placement", "init", "warmup", "lr", "schedule"]  # how tables order the swept keys; depth last
-
-
-def with_int_keys(frame, keys):
-    """Integer parameters read back as floats when other benches' rows lack them (NaN): show them as ints."""
-    fixed = {k: frame[k].astype("Int64") for k in keys
-             if frame[k].dtype.kind == "f" and frame[k].dropna().eq(frame[k].dropna().round()).all()}
-    return frame.assign(**fixed)

@@ -11,7 +11,7 @@ per-layer values a `layer` and `site` column. See _training.py for the loop, _lm
 from __future__ import annotations
 
 from normbench.analysis.tables import Table
-from normbench.benches._lm import MODEL_PARAMS, LMBench, varying_keys, with_int_keys
+from normbench.benches._lm import MODEL_PARAMS, LMBench, varying_keys
 from normbench.benches.base import CaseResult, register_bench
 from normbench.suite.params import Param
 
@@ -22,6 +22,7 @@ SCHEDULES = ("constant", "inverse_sqrt")  # also in _training.py (which imports 
 class Stability(LMBench):
     kind = "stability"
     description = "short LM training runs: final loss, divergence, model update, norm input growth per placement/init"
+    compare_metrics = {"final_loss": "lower"}  # pooled over seeds by `normbench compare`
     params = {
         **MODEL_PARAMS,
         "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak Adam learning rate"),
@@ -95,7 +96,6 @@ def stability_tables(frame) -> list[Table]:
     if frame.empty:
         return []
     keys = varying_keys(frame) or ["depth"]
-    frame = with_int_keys(frame, keys)
     cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]
     summary = case_summary(frame).merge(cases, on="case_id")
     table = []
