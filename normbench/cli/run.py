@@ -39,7 +39,7 @@ def command(
         m = store.manifest
         if suite is not None and Path(suite).resolve() != Path(m["suite_source"]).resolve():
             err.print(f"note: --resume uses the suite text stored in the run, not {suite}", markup=False)
-        suite_obj = parse_suite(m["suite_text"], m["suite_source"])
+        suite_obj = parse_suite(m["suite_text"], m["suite_source"], m.get("suite_includes") or {})
         if shard is not None or only:
             raise NormbenchError("--resume keeps the run's own --shard/--only; do not give them again")
         shard_t = tuple(m["shard"]) if m.get("shard") else None
@@ -76,6 +76,7 @@ def command(
             "suite_source": str(suite_obj.source),
             "suite_sha256": suite_obj.sha256,
             "suite_text": suite_obj.text,
+            "suite_includes": suite_obj.includes,
             "claims": suite_obj.claims,
             "shard": list(shard_t) if shard_t else None,
             "only": only or None,

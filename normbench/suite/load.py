@@ -16,7 +16,7 @@ from typing import Any
 from normbench.errors import NormbenchError, Problem, SuiteError
 from normbench.suite.params import did_you_mean
 
-TOP_KEYS = {"name", "description", "bench", "claims", "threads"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include"}
 BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params"}
 
 
@@ -41,10 +41,12 @@ class Suite:
     benches: list[BenchSpec]
     claims: list[str] = field(default_factory=list)
     threads: int | None = None  # torch CPU threads for the run (--threads overrides); None = torch's default
+    includes: dict[str, str] = field(default_factory=dict)  # path -> text of every included suite
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
+        blob = self.text + "".join(f"\0{k}\0{v}" for k, v in sorted(self.includes.items()))
+        return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -58,7 +60,9 @@ def load_suite(path: str | Path) -> Suite:
     return parse_suite(text, str(path))
 
 
-def parse_suite(text: str, source: str = "<suite>") -> Suite:
+def parse_suite(text: str, source: str = "<suite>", includes: dict[str, str] | None = None) -> Suite:
+    """Parse and validate a suite. `includes` supplies included files' texts (a resumed run uses the texts
+    stored in its manifest, not whatever the files say now); without it they are read from disk."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -66,10 +70,52 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
         where = f"line {m.group(1)}, column {m.group(2)}" if m else ""
         raise SuiteError(source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]) from None
-    return validate_suite(data, source, text)
+    included = _load_includes(data, source, includes)
+    suite = validate_suite(data, source, text, included_benches=sum(len(s.benches) for s in included))
+    return _merge_includes(suite, included)
 
 
-def validate_suite(data: dict[str, Any], source: str, text: str = "") -> Suite:
+def _load_includes(data: dict[str, Any], source: str, texts: dict[str, str] | None, depth: int = 0) -> list[Suite]:
+    """`include = ["stability.toml"]`: other suites (paths relative to this file) whose benches and claims
+    run first, lm-eval style. Each included file is validated on its own, so its problems name it."""
+    paths = data.get("include", [])
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise SuiteError(source, [Problem("include", "must be a list of suite file paths")])
+    if paths and depth > 8:
+        raise SuiteError(source, [Problem("include", "includes nest more than 8 deep (a cycle?)")])
+    suites = []
+    for j, rel in enumerate(paths):
+        path = str(Path(source).parent / rel)
+        if texts is not None and path in texts:
+            text = texts[path]
+        else:
+            try:
+                text = Path(path).read_text()
+            except OSError:
+                raise SuiteError(source, [Problem(f"include[{j}]", f"cannot read {path}")]) from None
+        suites.append(parse_suite(text, path, texts))
+    return suites
+
+
+def _merge_includes(suite: Suite, included: list[Suite]) -> Suite:
+    if not included:
+        return suite
+    benches = [b for s in included for b in s.benches] + suite.benches
+    seen: set[str] = set()
+    from normbench.suite.expand import expand_bench
+
+    for spec in benches:
+        ids = {c.case_id for c in expand_bench(spec)}
+        if ids & seen:
+            raise SuiteError(suite.source, [Problem("include", f"{spec.label!r} repeats cases of an included suite")])
+        seen |= ids
+    claims = list(dict.fromkeys([c for s in included for c in s.claims] + suite.claims))
+    threads = suite.threads or next((s.threads for s in included if s.threads), None)
+    texts = {k: v for s in included for k, v in ({s.source: s.text} | s.includes).items()}
+    return Suite(suite.name, suite.description, suite.source, suite.text, benches, claims, threads, texts)
+
+
+def validate_suite(data: dict[str, Any], source: str, text: str = "", included_benches: int = 0) -> Suite:
     problems: list[Problem] = []
     for key in data:
         if key not in TOP_KEYS:
@@ -86,7 +132,9 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "") -> Suite:
         problems.append(Problem("threads", f"{threads!r} is not a positive integer"))
     tables = data.get("bench")
     specs: list[BenchSpec] = []
-    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+    if included_benches and tables is None:
+        tables = []
+    if not isinstance(tables, list) or not (tables or included_benches) or not all(isinstance(t, dict) for t in tables):
         problems.append(Problem("bench", "required: one or more [[bench]] tables"))
     else:
         for i, table in enumerate(tables):
