@@ -100,17 +100,23 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> l
             out.append(CompareRow("x", kind, label, metric, note="only in " + ("new" if key in gn else "base")))
             continue
         a, b = _values(gb[key]), _values(gn[key])
+        if direction.endswith("_abs"):  # signed errors: compare their size
+            a, b = [abs(v) for v in a], [abs(v) for v in b]
         unit = str(gb[key]["unit"].iloc[0] or "")
         mb, mn = float(pd.Series(a).median()), float(pd.Series(b).median())
-        ratio = mn / mb if mb else float("inf")
+        ratio = mn / mb if mb else (1.0 if mn == mb else float("inf"))
         row = CompareRow(" ", kind, label, metric, mb, mn, ratio, unit=unit)
         if env_diff:
             row.mark, row.note = "x", "environment differs: " + "; ".join(env_diff)
             out.append(row)
             continue
-        worse = ratio > opts.factor if direction == "lower" else ratio < 1 / opts.factor
-        better = ratio < 1 / opts.factor if direction == "lower" else ratio > opts.factor
-        if len(a) >= 3 and len(b) >= 3:
+        lower_is_better = direction.startswith("lower")
+        worse = ratio > opts.factor if lower_is_better else ratio < 1 / opts.factor
+        better = ratio < 1 / opts.factor if lower_is_better else ratio > opts.factor
+        if a == b:
+            row.p = 1.0  # identical values (a deterministic metric): nothing changed
+            significant = False
+        elif len(a) >= 3 and len(b) >= 3:
             row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
             significant = row.p < opts.alpha
         else:

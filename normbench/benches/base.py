@@ -52,7 +52,7 @@ class Bench:
     uses_norms: ClassVar[bool] = True
     # When a suite names a norm without an impl: expand every impl (latency) or only the baseline one.
     all_impls_by_default: ClassVar[bool] = True
-    # What `normbench compare` tests: metric -> "lower" or "higher" is better. Raw samples (rows with a
+    # What `normbench compare` tests: metric -> "lower" or "higher" is better ("lower_abs": smaller magnitude). Raw samples (rows with a
     # sample index) or values pooled over the `compare_pool` parameters (seeds) feed the significance test.
     compare_metrics: ClassVar[dict[str, str]] = {}
     compare_pool: ClassVar[tuple[str, ...]] = ("seed",)

@@ -41,6 +41,9 @@ class Jacobian(Bench):
     kind = "jacobian"
     description = "σ_max of the Jacobian vs its closed form and Xiong's √d/‖x‖ bound, per input distribution"
     all_impls_by_default = False  # the closed form is the norm's, not the kernel's: baseline impl only
+    # compare: |measured − closed form| / closed form per input (seeded, so the same inputs in both runs)
+    compare_metrics = {"rel_err": "lower_abs"}
+    compare_pool = ()
     params = {
         "d": Param(int, minimum=1, help="normalized dimension (channels for BatchNorm)"),
         "eps": Param(

@@ -1,0 +1,49 @@
+"""Init figures: ‖x_l‖²/d of the residual stream per layer against Xiong et al.'s Lemma 2 band for Pre-LN
+(drawn from the measured embedding s₀: [s₀ + l/2, s₀ + 3l/2]), and the per-layer FFN gradient profiles
+(‖mean over batches of ∂L/∂W²_l‖, Xiong's definition) for each configuration and depth."""
+
+from __future__ import annotations
+
+from normbench.analysis.plots import register_plot, save
+
+
+@register_plot("init")
+def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    stream = frame[frame["metric"] == "stream_sq_norm"]
+    grads = frame[(frame["metric"] == "ffn_grad_norm_of_mean") & (frame["site"] == "fc2")]
+    if stream.empty and grads.empty:
+        return []
+    label = lambda r: f"{r['placement']}/{r['init']}"  # noqa: E731
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
+    configs = sorted({label(r) for _, r in frame.drop_duplicates("case_id").iterrows()})
+    colour = {c: plt.cm.tab10(i % 10) for i, c in enumerate(configs)}
+    for (config, depth), g in stream.assign(config=stream.apply(label, axis=1)).groupby(["config", "depth"]):
+        g = g.groupby("layer")["value"].mean()
+        ax1.plot(g.index, g.values, marker="o", ms=2, color=colour[config], alpha=0.4 + 0.6 * depth / stream["depth"].max(),
+                 label=f"{config} L={depth}")
+    pre = stream[stream["placement"] == "pre"]
+    if not pre.empty:
+        s0 = float(pre[pre["layer"] == 0]["value"].mean())
+        layers = np.arange(0, pre["layer"].max() + 1)
+        ax1.fill_between(layers, s0 + layers / 2, s0 + 3 * layers / 2, color="grey", alpha=0.2,
+                         label=f"Lemma 2 band from s₀ = {s0:.2f}")
+    ax1.set_xlabel("layer l")
+    ax1.set_ylabel("‖x_l‖² / d of the residual stream")
+    ax1.set_title("Residual stream growth at init (Xiong Lemma 2)", fontsize=10)
+    ax1.grid(True, alpha=0.3)
+    ax1.legend(fontsize=6, ncol=2)
+    for (config, depth), g in grads.assign(config=grads.apply(label, axis=1)).groupby(["config", "depth"]):
+        g = g.groupby("layer")["value"].mean()
+        ax2.plot(g.index / depth, g.values, marker="o", ms=2, color=colour[config],
+                 alpha=0.4 + 0.6 * depth / grads["depth"].max(), label=f"{config} L={depth}")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("relative depth l / L")
+    ax2.set_ylabel("‖mean over batches of ∂L/∂W²_l‖_F")
+    ax2.set_title("FFN output-weight gradient per layer at init (Xiong Thm 1)", fontsize=10)
+    ax2.grid(True, which="both", alpha=0.3)
+    ax2.legend(fontsize=6, ncol=2)
+    fig.suptitle(f"At initialization — {machine}", fontsize=10)
+    return [save(fig, out_dir, "init_stream_and_gradients", fmt)]
