@@ -1,0 +1,160 @@
+"""Report tables of the latency bench:
+
+1. Norms head to head: per shape, the fastest implementation of each norm (and the copy probe).
+2. Per implementation: median time, GB/s, fraction of the copy probe (a figure above the copy is marked
+   implausible, never shown as a win), fraction of the nominal peak where known, peak memory, compile time.
+3. Accuracy vs float64: output error, relative error, ratio to PyTorch's eager error, worst gradient ratio.
+Parameters that are the same in every row are moved to a note to keep the tables narrow.
+"""
+
+from __future__ import annotations
+
+from normbench.analysis.tables import Table, format_seconds
+
+KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "tokens", "hidden"]
+IMPLAUSIBLE = "⚠ above copy"
+
+
+def latency_tables(frame, opts) -> list[Table]:
+    ok = frame[frame["status"] == "ok"]
+    if ok.empty:
+        return []
+    keys, fixed = _varying_keys(ok)
+    cases = _case_frame(ok, keys)
+    notes = [f"Machine: {opts.machine}." if opts.machine else "", _fixed_note(fixed)]
+    tables = [_head_to_head(cases, keys, notes), _per_impl(cases, keys)]
+    if "err_abs" in set(ok["metric"]):
+        tables.append(_accuracy(ok, cases, keys))
+    return tables
+
+
+def _varying_keys(ok):
+    present = [k for k in KEYS if k in ok.columns]
+    varying = [k for k in present if ok[k].astype(str).nunique() > 1 or k in ("tokens", "hidden")]
+    fixed = {k: ok[k].iloc[0] for k in present if k not in varying}
+    return varying, fixed
+
+
+def _fixed_note(fixed: dict) -> str:
+    return ("All rows: " + ", ".join(f"{k}={v}" for k, v in fixed.items()) + ".") if fixed else ""
+
+
+def _case_frame(ok, keys):
+    """One row per case: its keys, norm:impl, and every scalar metric as a column."""
+    scalar = ok if "tensor" not in ok.columns else ok[ok["tensor"].isna()]
+    wide = scalar.pivot_table(index="case_id", columns="metric", values="value", aggfunc="first")
+    labels = ok.drop_duplicates("case_id").set_index("case_id")[keys + ["norm", "impl"]]
+    cases = labels.join(wide).reset_index()
+    cases["column"] = cases["norm"] + ":" + cases["impl"]
+    return cases.sort_values(keys + ["column"]).reset_index(drop=True)
+
+
+def _head_to_head(cases, keys, notes) -> Table:
+    """Per shape, each norm's fastest implementation: "time (impl)"."""
+    import pandas as pd
+
+    rows = []
+    norms = sorted(cases["norm"].unique(), key=lambda n: (n == "identity", n))
+    for key, group in cases.groupby(keys, sort=True):
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        row.update({n: "—" for n in norms})
+        for norm, g in group.groupby("norm", sort=True):
+            best = g.loc[g["time_median"].idxmin()]
+            label = "" if norm == "identity" else f" ({best['impl']})"
+            row[norm] = format_seconds(best["time_median"]) + label
+        rows.append(row)
+    notes = [n for n in notes if n] + ["Median of raw samples; identity = the copy probe (x.clone())."]
+    return Table("Norms head to head: fastest implementation of each norm", pd.DataFrame(rows), notes)
+
+
+def _per_impl(cases, keys) -> Table:
+    import pandas as pd
+
+    from normbench.analysis.stats import high_spread
+
+    has_nominal = "nominal_fraction" in cases.columns and cases["nominal_fraction"].notna().any()
+    rows = []
+    for _, c in cases.iterrows():
+        row = {k: c[k] for k in keys}
+        row["impl"] = c["column"]
+        row["median"] = format_seconds(c["time_median"]) + (" !" if high_spread(c["time_median"], c.get("time_iqr", 0.0)) else "")
+        row["GB/s"] = _num(c.get("gbps"), "{:.1f}")
+        row["of copy"] = _copy_cell(c.get("copy_fraction"))
+        if has_nominal:
+            row["of nominal"] = _num(c.get("nominal_fraction"), "{:.0%}")
+        row["peak mem"] = _bytes(c.get("peak_mem"))
+        row["compile"] = _compile_cell(c)
+        rows.append(row)
+    notes = ["! = IQR above 10% of the median. GB/s from the byte model (README); 'of copy' = GB/s over the "
+             "copy probe's, timed in the same case (alternating with the norm), cache state and mode; " + IMPLAUSIBLE + " = implausible (byte model "
+             "or timing error), not a win. peak mem = bytes one call allocates above the resident tensors. "
+             "compile = first call of a torch.compile'd implementation (the compilation), excluded from the median; "
+             "reused = the graph was compiled by an earlier case of the run."]
+    if has_nominal:
+        notes.append("'of nominal' = fraction of the vendor's nominal bandwidth (a label, not a measurement).")
+    return Table("Per implementation: time, bandwidth, memory", pd.DataFrame(rows), notes)
+
+
+def _accuracy(ok, cases, keys) -> Table:
+    import pandas as pd
+
+    per_tensor = ok[ok["metric"].isin(["err_abs", "err_rel", "err_ratio"]) & ok["tensor"].notna()]
+    wide = per_tensor.pivot_table(index=["case_id", "tensor"], columns="metric", values="value", aggfunc="first")
+    rows = []
+    for _, c in cases.iterrows():
+        if c["case_id"] not in wide.index.get_level_values(0):
+            continue
+        t = wide.loc[c["case_id"]]
+        row = {k: c[k] for k in keys}
+        row["impl"] = c["column"]
+        if "y" in t.index:
+            row["y max abs"] = f"{t.loc['y', 'err_abs']:.2e}"
+            row["y max rel"] = f"{t.loc['y', 'err_rel']:.2e}"
+            row["y ratio"] = f"{t.loc['y', 'err_ratio']:.2f}"
+        grads = t.drop(index="y", errors="ignore")
+        row["worst grad ratio"] = "" if grads.empty else f"{grads['err_ratio'].max():.2f} ({grads['err_ratio'].idxmax()})"
+        row["verdict"] = "SUSPECT" if c.get("accuracy_suspect", 0) > 0 else "ok"
+        rows.append(row)
+    notes = ["Errors against a float64 reference of the same norm on the same input and parameters; ratio = "
+             "error / PyTorch eager's error in the same dtype (floored at a quarter of the dtype's spacing at "
+             "the largest reference value). SUSPECT = some ratio above 2 (flash-attention's criterion)."]
+    return Table("Accuracy vs float64", pd.DataFrame(rows), notes)
+
+
+def _compile_cell(c) -> str:
+    if not _has(c, "compile_s"):
+        return ""
+    if _has(c, "compile_graphs") and c["compile_graphs"] == 0:
+        return "reused"  # an earlier case compiled this shape; the first call was not a compilation
+    return format_seconds(c["compile_s"])
+
+
+def _has(c, name) -> bool:
+    import pandas as pd
+
+    return name in c.index and pd.notna(c[name])
+
+
+def _num(value, fmt: str) -> str:
+    import pandas as pd
+
+    return "—" if value is None or pd.isna(value) else fmt.format(value)
+
+
+def _copy_cell(frac) -> str:
+    import pandas as pd
+
+    if frac is None or pd.isna(frac):
+        return "—"
+    return f"{frac:.0%}" + (f" {IMPLAUSIBLE}" if frac > 1 else "")
+
+
+def _bytes(n) -> str:
+    import pandas as pd
+
+    if n is None or pd.isna(n):
+        return "—"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
