@@ -1,7 +1,9 @@
 """Report tables of the latency bench:
 
 1. Norms head to head: per shape, the fastest implementation of each norm (and the copy probe).
-2. Per implementation: median time, GB/s, fraction of the copy probe (a figure above the copy is marked
+Times are each case's chosen statistic of its raw samples (`stat`: median by default, or min).
+
+2. Per implementation: time, GB/s, fraction of the copy probe (a figure above the copy is marked
    implausible, never shown as a win), fraction of the nominal peak where known, peak memory, compile time.
 3. Accuracy vs float64: output error, relative error, ratio to PyTorch's eager error, worst gradient ratio.
 Parameters that are the same in every row are moved to a note to keep the tables narrow.
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from normbench.analysis.tables import Table, format_seconds
 
-KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "tokens", "hidden"]
+KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "tokens", "hidden"]
 IMPLAUSIBLE = "⚠ above copy"
 
 
@@ -40,12 +42,17 @@ def _fixed_note(fixed: dict) -> str:
 
 
 def _case_frame(ok, keys):
-    """One row per case: its keys, norm:impl, and every scalar metric as a column."""
+    """One row per case: its keys, norm:impl, every scalar metric as a column, and `time` = the case's
+    statistic (time_median or time_min)."""
+    import pandas as pd
+
     scalar = ok if "tensor" not in ok.columns else ok[ok["tensor"].isna()]
     wide = scalar.pivot_table(index="case_id", columns="metric", values="value", aggfunc="first")
     labels = ok.drop_duplicates("case_id").set_index("case_id")[keys + ["norm", "impl"]]
     cases = labels.join(wide).reset_index()
     cases["column"] = cases["norm"] + ":" + cases["impl"]
+    stats = cases["stat"] if "stat" in cases.columns else pd.Series("median", index=cases.index)
+    cases["time"] = [cases.at[i, f"time_{s}"] for i, s in stats.items()]
     return cases.sort_values(keys + ["column"]).reset_index(drop=True)
 
 
@@ -59,11 +66,12 @@ def _head_to_head(cases, keys, notes) -> Table:
         row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
         row.update({n: "—" for n in norms})
         for norm, g in group.groupby("norm", sort=True):
-            best = g.loc[g["time_median"].idxmin()]
+            best = g.loc[g["time"].idxmin()]
             label = "" if norm == "identity" else f" ({best['impl']})"
-            row[norm] = format_seconds(best["time_median"]) + label
+            row[norm] = format_seconds(best["time"]) + label
         rows.append(row)
-    notes = [n for n in notes if n] + ["Median of raw samples; identity = the copy probe (x.clone())."]
+    notes = [n for n in notes if n] + ["Time = the case's statistic of its raw samples (stat); identity = the copy "
+                                       "probe (x.clone())."]
     return Table("Norms head to head: fastest implementation of each norm", pd.DataFrame(rows), notes)
 
 
@@ -77,7 +85,7 @@ def _per_impl(cases, keys) -> Table:
     for _, c in cases.iterrows():
         row = {k: c[k] for k in keys}
         row["impl"] = c["column"]
-        row["median"] = format_seconds(c["time_median"]) + (" !" if high_spread(c["time_median"], c.get("time_iqr", 0.0)) else "")
+        row["time"] = format_seconds(c["time"]) + (" !" if high_spread(c["time_median"], c.get("time_iqr", 0.0)) else "")
         row["GB/s"] = _num(c.get("gbps"), "{:.1f}")
         row["of copy"] = _copy_cell(c.get("copy_fraction"))
         if has_nominal:
@@ -88,7 +96,7 @@ def _per_impl(cases, keys) -> Table:
     notes = ["! = IQR above 10% of the median. GB/s from the byte model (README); 'of copy' = GB/s over the "
              "copy probe's, timed in the same case (alternating with the norm), cache state and mode; " + IMPLAUSIBLE + " = implausible (byte model "
              "or timing error), not a win. peak mem = bytes one call allocates above the resident tensors. "
-             "compile = first call of a torch.compile'd implementation (the compilation), excluded from the median; "
+             "compile = first call of a torch.compile'd implementation (the compilation), excluded from the time; "
              "reused = the graph was compiled by an earlier case of the run."]
     if has_nominal:
         notes.append("'of nominal' = fraction of the vendor's nominal bandwidth (a label, not a measurement).")

@@ -14,6 +14,12 @@ import contextlib
 import os
 
 
+def peak_memory_row(step, device: str, grad_context) -> dict:
+    """The `peak_mem` row of a case (bytes, with the method as a label)."""
+    peak, method = peak_call_bytes(step, device, grad_context)
+    return {"metric": "peak_mem", "unit": "B", "value": peak, "method": method}
+
+
 def peak_call_bytes(step, device: str, grad_context) -> tuple[float, str]:
     """(bytes, method) of one call of step() under grad_context()."""
     if hasattr(step, "clear_grads"):

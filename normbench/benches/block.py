@@ -23,7 +23,7 @@ machine that others share.
 from __future__ import annotations
 
 from normbench.benches.base import Bench, CaseResult, register_bench
-from normbench.benches.latency import DTYPES
+from normbench.benches.latency import DTYPES, STAT_PARAM
 from normbench.suite.params import Param
 
 BLOCKS = ("linear", "layernorm", "rmsnorm", "batchnorm", "batchnorm_folded", "dyt")
@@ -48,16 +48,15 @@ class Block(Bench):
         "warmup": Param(int, 3, minimum=0),
         "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0),
         "seed": Param(int, 0),
+        "stat": STAT_PARAM,
     }
 
     def run_case(self, case, ctx):
-        import statistics
-
         import torch
 
-        from normbench.benches._memory import peak_call_bytes
+        from normbench.benches._memory import peak_memory_row
         from normbench.benches._tensors import check_device, check_dtype, make_input
-        from normbench.benches.latency import timing_rows
+        from normbench.benches.latency import sample_stat, timing_rows
         from normbench.timing import measure_interleaved, timer_for
 
         p = case.params
@@ -85,13 +84,13 @@ class Block(Bench):
             samples = measured["block"]
             linear_samples = measured.get("linear", samples)
         rows += timing_rows("time", samples)
-        median = statistics.median(samples.times)
-        linear_median = statistics.median(linear_samples.times)
-        rows += [{"metric": "linear_time_median", "unit": "s", "value": linear_median},
-                 {"metric": "over_linear", "unit": "ratio", "value": median / linear_median - 1}]
-        rows.append({"metric": "linear_gflops", "unit": "GFLOP/s", "value": 2 * p["tokens"] * p["hidden"] ** 2 / linear_median / 1e9})
-        peak, method = peak_call_bytes(lambda: fn(x), p["device"], lambda: torch.inference_mode())
-        rows.append({"metric": "peak_mem", "unit": "B", "value": peak, "method": method})
+        t, linear_t = sample_stat(samples.times, p["stat"]), sample_stat(linear_samples.times, p["stat"])
+        rows += [{"metric": "linear_time_median", "unit": "s", "value": sample_stat(linear_samples.times, "median")},
+                 {"metric": "linear_time_min", "unit": "s", "value": min(linear_samples.times)},
+                 {"metric": "over_linear", "unit": "ratio", "value": t / linear_t - 1}]
+        flops = 2 * p["tokens"] * p["hidden"] ** 2
+        rows.append({"metric": "linear_gflops", "unit": "GFLOP/s", "value": flops / linear_t / 1e9})
+        rows.append(peak_memory_row(lambda: fn(x), p["device"], torch.inference_mode))
         for row in rows:
             row.setdefault("timer", samples.timer)
         return CaseResult(rows)
