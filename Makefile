@@ -21,3 +21,13 @@ lint:
 
 clean:
 	rm -rf .pytest_cache build *.egg-info
+
+# Micro-benchmarks (pytest-benchmark): every norm at a CI shape and normbench's hot paths. `bench` saves a
+# JSON under .benchmarks/; `bench-compare` fails when a median is more than BENCH_FAIL slower than the
+# last saved run.
+BENCH_FAIL ?= median:25%
+bench:
+	$(PY) -m pytest -q -m bench tests/test_microbench.py --benchmark-enable --benchmark-autosave --benchmark-columns=median,iqr,rounds
+
+bench-compare:
+	$(PY) -m pytest -q -m bench tests/test_microbench.py --benchmark-enable --benchmark-compare --benchmark-compare-fail=$(BENCH_FAIL) --benchmark-columns=median,iqr,rounds

@@ -70,6 +70,10 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
         rows, status, error = [], "failed", _one_line(exc)
         _release_device_memory()
     rows.append({"metric": "case_wall_s", "unit": "s", "value": time.perf_counter() - start})
+    # The 1-minute load average at the end of the case: above the core count, other processes competed
+    # for the CPU while this case was timed, and the report says so.
+    if hasattr(os, "getloadavg"):
+        rows.append({"metric": "loadavg_1m", "unit": "processes", "value": os.getloadavg()[0]})
     return rows, status, error
 
 

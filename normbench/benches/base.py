@@ -52,6 +52,10 @@ class Bench:
     uses_norms: ClassVar[bool] = True
     # When a suite names a norm without an impl: expand every impl (latency) or only the baseline one.
     all_impls_by_default: ClassVar[bool] = True
+    # What `normbench compare` tests: metric -> "lower" or "higher" is better. Raw samples (rows with a
+    # sample index) or values pooled over the `compare_pool` parameters (seeds) feed the significance test.
+    compare_metrics: ClassVar[dict[str, str]] = {}
+    compare_pool: ClassVar[tuple[str, ...]] = ("seed",)
 
     def check_case(self, params: dict[str, Any], norm: str | None, impl: str | None) -> list[tuple[str, str]]:
         """Cross-parameter rules for one resolved case: (param key, message) per problem."""

@@ -34,6 +34,8 @@ STAT_PARAM = Param(str, "median", choices=STATS, help="statistic of the raw samp
 class Latency(Bench):
     kind = "latency"
     description = "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
+    compare_metrics = {"time": "lower"}
+    compare_pool = ()
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
         "hidden": Param(int, minimum=1, help="normalized dimension"),

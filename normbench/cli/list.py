@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +14,7 @@ NAME = "list"
 PANEL = "Inspect"
 
 
-class What(str, Enum):
+class What(StrEnum):
     norms = "norms"
     benches = "benches"
     suites = "suites"
@@ -47,7 +47,7 @@ def _norms() -> None:
 def _benches() -> None:
     from normbench.benches import all_benches
 
-    out.print("[bold]bench kinds[/bold] (parameters go in sweep = [lists] or params = scalars)")
+    out.print("[bold]bench kinds[/bold] (parameters go in sweep = \\[lists] or params = scalars)")
     for bench in all_benches().values():
         out.print(f"  {bench.kind:<10} {bench.description}", markup=False)
         for key, spec in bench.params.items():

@@ -32,11 +32,25 @@ def command(
     tables = build_tables(frame, manifests, baseline=baseline)
     text = render(tables, fmt)
     if fmt == "md":
-        from normbench.analysis.report import markdown_header
-
-        text = markdown_header(manifests) + text
+        text = _markdown(text, frame, manifests, output, results)
     if output:
         output.write_text(text)
         out.print(f"wrote {output}", markup=False)
     else:
         out.print(text, markup=False, end="")
+
+
+def _markdown(tables_text: str, frame, manifests, output: Path | None, results: Path) -> str:
+    """One Markdown file for a paper appendix or a pull request: header, tables, claims, figures."""
+    import os
+
+    from normbench.analysis.plots import plot_run
+    from normbench.analysis.report import markdown_header
+    from normbench.results.env import machine_summary
+
+    plot_dir = (output.parent if output else results / manifests[-1]["run_id"]) / "plots"
+    machine = "; ".join(sorted({machine_summary(m.get("env", {})) for m in manifests}))
+    paths = plot_run(frame, plot_dir, machine=machine)
+    base = output.parent if output else Path.cwd()
+    figures = "".join(f"![{p.stem}]({os.path.relpath(p, base)})\n\n" for p in paths)
+    return markdown_header(manifests) + tables_text + ("\n## Figures\n\n" + figures if figures else "")

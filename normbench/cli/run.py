@@ -26,7 +26,7 @@ def command(
     only: Annotated[list[str] | None, typer.Option(help="Run only cases whose label contains PATTERN (globs allowed); repeatable.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the expanded cases and stop.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (for CI).")] = False,
-    threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: torch's choice).", min=1)] = None,
+    threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1)] = None,
 ) -> None:
     from normbench.suite.expand import expand, select
     from normbench.suite.load import load_suite, parse_suite
@@ -63,6 +63,8 @@ def command(
     from normbench.results.store import RunStore, new_run_id
     from normbench.runner import run_cases
 
+    threads = threads or (store.manifest["sessions"][0].get("threads") if store and store.manifest.get("sessions")
+                          else suite_obj.threads)
     if threads:
         torch.set_num_threads(threads)
     env = fingerprint()

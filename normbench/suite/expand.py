@@ -67,7 +67,9 @@ def select(cases: list[Case], only: list[str] | None = None, shard: tuple[int, i
         cases = [c for k, c in enumerate(cases) if k % n == i - 1]
     if only:
         def matches(c: Case, p: str) -> bool:
-            return fnmatch.fnmatch(c.label, p if p[:1] == "*" else "*" + p + "*") if any(ch in p for ch in "*?[") else p in c.label
+            # A glob matches anywhere in the label, like a substring: '*:composite' must find
+            # 'rmsnorm:composite tokens=...' although parameters follow the impl.
+            return fnmatch.fnmatch(c.label, "*" + p + "*") if any(ch in p for ch in "*?[") else p in c.label
 
         cases = [c for c in cases if any(matches(c, p) for p in only)]
     return cases

@@ -1,7 +1,7 @@
 """Read a suite file and validate it against the bench kinds' parameter specs.
 
 Every problem is collected and reported at once, each with the file and its key path:
-    suites/x.toml: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16 (did you mean 'bf16'?)
+    suites/x.toml: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from normbench.errors import NormbenchError, Problem, SuiteError
 from normbench.suite.params import did_you_mean
 
-TOP_KEYS = {"name", "description", "bench", "claims"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads"}
 BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params"}
 
 
@@ -40,6 +40,7 @@ class Suite:
     text: str
     benches: list[BenchSpec]
     claims: list[str] = field(default_factory=list)
+    threads: int | None = None  # torch CPU threads for the run (--threads overrides); None = torch's default
 
     @property
     def sha256(self) -> str:
@@ -80,6 +81,9 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "") -> Suite:
     if not isinstance(description, str):
         problems.append(Problem("description", "must be a string"))
     claims = _validate_claims(data.get("claims", []), problems)
+    threads = data.get("threads")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+        problems.append(Problem("threads", f"{threads!r} is not a positive integer"))
     tables = data.get("bench")
     specs: list[BenchSpec] = []
     if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
@@ -93,7 +97,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "") -> Suite:
         _check_cases(specs, problems)
     if problems:
         raise SuiteError(source, problems)
-    return Suite(name.strip(), description, source, text, specs, claims)
+    return Suite(name.strip(), description, source, text, specs, claims, threads)
 
 
 def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:
@@ -137,8 +141,10 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
     params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
     for key in sorted(set(sweep) & set(params)):
         problems.append(Problem(f"{where}.params.{key}", "also given in sweep; give it in one place"))
+    # "Missing" means not written at all: a key given with a bad value already has its own problem.
+    given = {k for section in ("sweep", "params") if isinstance(table.get(section), dict) for k in table[section]}
     for key, spec in bench.params.items():
-        if spec.required and key not in sweep and key not in params:
+        if spec.required and key not in given:
             problems.append(Problem(f"{where}", f"missing required parameter {key!r} (in sweep or params)"))
     if len(problems) > before:
         return None
@@ -200,7 +206,7 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
     for key, value in values.items():
         path = f"{where}.{section}.{key}"
         if key not in specs:
-            problems.append(Problem(path, f"unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
+            problems.append(Problem(path, "unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
                                     + f"; it takes {', '.join(sorted(specs))}"))
             continue
         if as_list:
@@ -241,8 +247,8 @@ def _check_cases(specs: list[BenchSpec], problems: list[Problem]) -> None:
         duplicates = 0
         for case in expand_bench(spec):
             for key, msg in bench.check_case(case.params, case.norm, case.impl):
-                section = "sweep" if key in spec.sweep else "params"
-                messages[Problem(f"bench[{spec.index}].{section}.{key}", msg)] = None
+                section = "" if key in BENCH_KEYS else "sweep." if key in spec.sweep else "params."
+                messages[Problem(f"bench[{spec.index}].{section}{key}", msg)] = None
             if case.case_id in seen and seen[case.case_id] != spec.index:
                 duplicates += 1
                 first = seen[case.case_id]

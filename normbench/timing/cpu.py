@@ -35,7 +35,7 @@ class CpuTimer:
                 return inner
             # jump close to the target, but never more than 100x in one step (the first call may be slow)
             factor = self.min_sample_s / max(elapsed, 1e-9)
-            inner = max(inner * 2, min(inner * 100, math.ceil(inner * factor * 1.2)))
+            inner = min(1 << 20, max(inner * 2, min(inner * 100, math.ceil(inner * factor * 1.2))))
 
     @staticmethod
     def _run(fn: Callable[[], object], inner: int) -> float:

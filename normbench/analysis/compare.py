@@ -1,0 +1,174 @@
+"""Comparing two runs, asv-style. For each bench's compare metrics, cases are matched by case_id (or,
+for metrics pooled over seeds, by their parameters without the seed); the ratio of medians decides
+whether a change is large enough (--factor), and a two-sided Mann-Whitney U test on the raw samples
+(scipy) whether it is real (p < alpha, asv's 0.002). Marks:
+
+    +  worse and significant      -  better and significant     ~  beyond the factor, not significant
+    !  status regressed (ok -> failed/diverged/stuck)            x  not comparable (says why)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+MARKS = {"+": "worse", "-": "better", "~": "changed, not significant", " ": "unchanged", "!": "status regressed",
+         "x": "not comparable"}
+ENV_FIELDS = ("hostname", "cpu", "gpu", "torch", "torch_threads", "cuda", "cudnn")
+NOT_RUN = {"skipped", "unavailable"}
+
+
+@dataclass
+class CompareOptions:
+    factor: float = 1.1
+    alpha: float = 0.002
+    allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
+
+
+@dataclass
+class CompareRow:
+    mark: str
+    bench: str
+    case: str
+    metric: str
+    base: float | None = None
+    new: float | None = None
+    ratio: float | None = None
+    p: float | None = None
+    note: str = ""
+    unit: str = ""
+
+    @property
+    def regression(self) -> bool:
+        return self.mark in ("+", "!")
+
+
+def environment_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[str]:
+    return [f"{k}: {base_env.get(k)} -> {new_env.get(k)}" for k in ENV_FIELDS
+            if k not in allow and base_env.get(k) != new_env.get(k)]
+
+
+def compare_frames(base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict,
+                   opts: CompareOptions) -> list[CompareRow]:
+    from normbench.benches import all_benches
+
+    benches = all_benches()
+    env_diff = environment_differences(base_env, new_env, opts.allow_env)
+    rows: list[CompareRow] = []
+    for kind in sorted(set(base["bench"]) | set(new["bench"])):
+        bench = benches.get(kind)
+        b, n = base[base["bench"] == kind], new[new["bench"] == kind]
+        if bench is None:
+            continue
+        rows.extend(_status_rows(kind, b, n, bench))
+        for metric, direction in bench.compare_metrics.items():
+            rows.extend(_metric_rows(kind, metric, direction, b, n, bench, opts, env_diff))
+    return rows
+
+
+def describe_case(norm, impl, params: dict, bench) -> str:
+    """norm:impl and the parameters that differ from the bench's defaults (what a reader needs)."""
+    shown = {k: v for k, v in params.items() if k not in bench.params or bench.params[k].required
+             or bench.params[k].default != v}
+    head = f"{norm}:{impl} " if isinstance(norm, str) else ""
+    return head + " ".join(f"{k}={v}" for k, v in shown.items())
+
+
+def _group_key(row, pool) -> str:
+    params = {k: v for k, v in json.loads(row["params"]).items() if k not in pool}
+    return json.dumps([row["norm"], row["impl"], params], sort_keys=True, default=str)
+
+
+def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> list[CompareRow]:
+    from scipy.stats import mannwhitneyu
+
+    def groups(frame):
+        sel = frame[(frame["metric"] == metric) & (frame["status"] == "ok")]
+        if sel.empty:
+            return {}
+        keys = sel.apply(lambda r: _group_key(r, bench.compare_pool), axis=1)
+        return {k: g for k, g in sel.groupby(keys)}
+
+    gb, gn = groups(base), groups(new)
+    out = []
+    for key in sorted(set(gb) | set(gn)):
+        norm, impl, params = json.loads(key)
+        label = describe_case(norm, impl, params, bench)
+        if key not in gb or key not in gn:
+            out.append(CompareRow("x", kind, label, metric, note="only in " + ("new" if key in gn else "base")))
+            continue
+        a, b = _values(gb[key]), _values(gn[key])
+        unit = str(gb[key]["unit"].iloc[0] or "")
+        mb, mn = float(pd.Series(a).median()), float(pd.Series(b).median())
+        ratio = mn / mb if mb else float("inf")
+        row = CompareRow(" ", kind, label, metric, mb, mn, ratio, unit=unit)
+        if env_diff:
+            row.mark, row.note = "x", "environment differs: " + "; ".join(env_diff)
+            out.append(row)
+            continue
+        worse = ratio > opts.factor if direction == "lower" else ratio < 1 / opts.factor
+        better = ratio < 1 / opts.factor if direction == "lower" else ratio > opts.factor
+        if len(a) >= 3 and len(b) >= 3:
+            row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+            significant = row.p < opts.alpha
+        else:
+            significant, row.note = True, f"n={min(len(a), len(b))}: no test, factor only"
+        if worse or better:
+            row.mark = ("+" if worse else "-") if significant else "~"
+        out.append(row)
+    return out
+
+
+def _values(group: pd.DataFrame) -> list[float]:
+    """Raw samples when the metric has them (sample index set), else one value per pooled case."""
+    raw = group[group["sample"].notna()]
+    return [float(v) for v in (raw if not raw.empty else group)["value"]]
+
+
+def _status_rows(kind, base, new, bench) -> list[CompareRow]:
+    """Per case: a status that got worse is a regression whatever the numbers say."""
+    sb = base.drop_duplicates("case_id").set_index("case_id")
+    sn = new.drop_duplicates("case_id").set_index("case_id")
+    out = []
+    for case_id in sorted(set(sb.index) & set(sn.index)):
+        old, now = sb.loc[case_id, "status"], sn.loc[case_id, "status"]
+        if old == now:
+            continue
+        label = describe_case(sn.loc[case_id, "norm"], sn.loc[case_id, "impl"], json.loads(sn.loc[case_id, "params"]), bench)
+        reason = sn.loc[case_id, "error"]
+        note = f"{old} -> {now}" + (f": {reason}" if isinstance(reason, str) and reason else "")
+        if old in NOT_RUN or now in NOT_RUN:
+            mark = "x"
+        else:
+            mark = "!" if old == "ok" else ("-" if now == "ok" else "x")
+        out.append(CompareRow(mark, kind, label, "status", note=note))
+    return out
+
+
+def comparison_table(rows: list[CompareRow], *, only_changed: bool = False) -> pd.DataFrame:
+    from normbench.analysis.tables import format_seconds
+
+    def fmt(v, unit):
+        if v is None or pd.isna(v):
+            return ""
+        return format_seconds(v) if unit == "s" else f"{v:.4g}"
+
+    shown = [r for r in rows if not only_changed or r.mark != " "]
+    return pd.DataFrame({
+        "": [r.mark for r in shown],
+        "bench": [r.bench for r in shown],
+        "case": [r.case for r in shown],
+        "metric": [r.metric for r in shown],
+        "base": [fmt(r.base, r.unit) for r in shown],
+        "new": [fmt(r.new, r.unit) for r in shown],
+        "ratio": ["" if r.ratio is None else f"{r.ratio:.3f}" for r in shown],
+        "p": ["" if r.p is None else f"{r.p:.2g}" for r in shown],
+        "note": [r.note for r in shown],
+    }, columns=["", "bench", "case", "metric", "base", "new", "ratio", "p", "note"])
+
+
+def summary_line(rows: list[CompareRow]) -> str:
+    counts = {m: sum(r.mark == m for r in rows) for m in MARKS}
+    return ", ".join(f"{counts[m]} {MARKS[m]} ({m.strip() or 'blank'})" for m in MARKS if counts[m])

@@ -1,0 +1,47 @@
+"""Figures, one module per bench kind, registered with @register_plot(kind). Headless (Agg).
+Each plot function takes the kind's rows and writes files into out_dir, returning their paths."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+_PLOTS: dict[str, list[Callable]] = {}
+
+
+def register_plot(kind: str):
+    def add(fn):
+        _PLOTS.setdefault(kind, []).append(fn)
+        return fn
+
+    return add
+
+
+def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from normbench.plugins import import_package_modules
+
+    import_package_modules("normbench.analysis.plots")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    from normbench.analysis.report import bench_rows
+    from normbench.benches import all_benches
+
+    benches = all_benches()
+    for kind in dict.fromkeys(frame["bench"]):
+        for fn in _PLOTS.get(kind, []):
+            rows = bench_rows(frame, benches[kind])
+            paths.extend(fn(rows[rows["status"] != "failed"], out_dir, machine=machine, fmt=fmt))
+    return paths
+
+
+def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
+    path = out_dir / f"{name}.{fmt}"
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path

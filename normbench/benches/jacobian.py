@@ -1,0 +1,266 @@
+"""σ_max of a normalizer's Jacobian, measured (dense jacrev + SVD, or matrix-free Lanczos on JᵀJ) against
+its closed form and against Xiong et al.'s √d/‖x‖ (Lemma 3) and the centred √d/‖x − mean‖.
+
+One case = one norm, d, ε, gain, dtype and input distribution, with `inputs` seeded random inputs (rows;
+for BatchNorm train, batches of `batch` rows, whose Jacobian is that of the whole batch). Rows per input
+(sample = input index): sigma_max, closed_form, rel_err (signed, (measured − closed)/closed), xiong_bound,
+centred_bound, ratio_xiong, ratio_centred, bound_held / centred_held (1/0), inflation (‖x‖/‖x − mean‖),
+iterations, converged (1/0), time (s per input); BatchNorm train adds coupling (‖J − D‖/‖J‖, D the
+per-sample blocks), and with the exact method coupling_entry, cross_channel_max and channel_rel_err_max.
+Every row carries `method`, `closed_form_kind` (exact | bound) and `closed_form_regime` (general |
+eps-term | zero, see closed_forms.Closed). See normbench/jacobian/."""
+
+from __future__ import annotations
+
+from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.jacobian.inputs import DISTS
+from normbench.suite.params import Param
+
+DTYPES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+MACHINE_EPS = {"fp64": 2.22e-16, "fp32": 1.19e-7, "bf16": 7.81e-3, "fp16": 9.77e-4}
+SVD_DTYPES = ("fp64", "fp32")  # torch.linalg.svdvals has no half-precision kernels
+TOL_FLOOR = 4  # Lanczos cannot resolve a relative residual below a few machine epsilons
+# measured/bound counts as "held" up to rounding in the case's dtype (the ε = 0 equality cases land on 1)
+HELD_SLACK = {"fp64": 1e-12, "fp32": 1e-5, "bf16": 1e-2, "fp16": 1e-3}
+EXTRA_UNITS = {
+    "coupling": "ratio",
+    "coupling_entry": "ratio",
+    "cross_channel_max": "1",
+    "channel_rel_err_max": "ratio",
+    "coupling_converged": "bool",
+    "coupling_time": "s",
+}
+
+
+def _below_one(v: float) -> str | None:
+    return "must be < 1" if v >= 1 else None
+
+
+@register_bench
+class Jacobian(Bench):
+    kind = "jacobian"
+    description = "σ_max of the Jacobian vs its closed form and Xiong's √d/‖x‖ bound, per input distribution"
+    all_impls_by_default = False  # the closed form is the norm's, not the kernel's: baseline impl only
+    params = {
+        "d": Param(int, minimum=1, help="normalized dimension (channels for BatchNorm)"),
+        "eps": Param(
+            float, 1e-5, minimum=0.0, help="the norm's ε (0 allowed: zero-variance inputs then fail)"
+        ),
+        "gain": Param(str, "ones", choices=("ones", "random"), help="γ = 1, or γ = 1 + 0.5·N(0,1) seeded"),
+        "dtype": Param(str, "fp64", choices=tuple(DTYPES)),
+        "dist": Param(
+            str, "gaussian", choices=DISTS, help="input distribution (normbench/jacobian/inputs.py)"
+        ),
+        "mean": Param(float, 0.0, help="mean offset μ/σ, in units of scale"),
+        "scale": Param(float, 1.0, exclusive_minimum=0.0, help="σ, the spread of the inputs"),
+        "df": Param(float, 3.0, exclusive_minimum=0.0, help="Student-t degrees of freedom"),
+        "outlier": Param(float, 100.0, help="the outlier coordinate's value in units of scale"),
+        "method": Param(
+            str,
+            "auto",
+            choices=("auto", "exact", "matrix_free"),
+            help="auto = exact up to exact_limit (fp32/fp64), else matrix_free",
+        ),
+        "exact_limit": Param(int, 2048, minimum=1, help="largest Jacobian side the exact method builds"),
+        "inputs": Param(int, 4, minimum=1, help="random inputs per case"),
+        "batch": Param(
+            int, 16, minimum=2, help="BatchNorm train: rows per batch (ignored by row-wise norms)"
+        ),
+        "tol": Param(
+            float, 1e-6, exclusive_minimum=0.0, check=_below_one, help="matrix_free: relative tolerance on σ"
+        ),
+        "max_iters": Param(int, 300, minimum=1, help="matrix_free: Lanczos iteration cap"),
+        "seed": Param(int, 0),
+        "device": Param(str, "cpu", choices=("cpu", "cuda")),
+    }
+
+    def check_case(self, params, norm, impl):
+        from normbench.jacobian.closed_forms import FORMULAS, formula_for
+
+        formula = formula_for(norm, impl)
+        if formula is None:
+            have = ", ".join(
+                f.norm + (f":{f.impl}" if f.impl else "") for f in FORMULAS if formula_for(f.norm, f.impl)
+            )
+            return [("norms", f"{norm}:{impl} has no Jacobian closed form; the jacobian bench takes {have}")]
+        problems = []
+        p, dtype = params, params["dtype"]
+        size = jacobian_side(p, formula.layout)
+        if p["method"] == "exact" and dtype not in SVD_DTYPES:
+            problems.append(
+                (
+                    "dtype",
+                    f"method 'exact' cannot use {dtype}: torch.linalg.svdvals has no {dtype} "
+                    "kernel; use fp32 or fp64, or method 'matrix_free'",
+                )
+            )
+        if p["method"] == "exact" and size > p["exact_limit"]:
+            what = "batch·d" if formula.layout == "batch" else "d"
+            problems.append(
+                (
+                    "method",
+                    f"'exact' builds a {size}×{size} Jacobian ({what} = {size}) above "
+                    f"exact_limit = {p['exact_limit']}; use 'matrix_free' or 'auto'",
+                )
+            )
+        floor = TOL_FLOOR * MACHINE_EPS[dtype]
+        if resolve_method(p, formula.layout) == "matrix_free" and p["tol"] < floor:
+            problems.append(
+                (
+                    "dtype",
+                    f"method 'matrix_free' cannot use {dtype} at tol = {p['tol']:g}: {dtype} "
+                    f"resolves {MACHINE_EPS[dtype]:.1e}; give tol >= {floor:.1e} or use fp32/fp64",
+                )
+            )
+        return problems
+
+    def run_case(self, case, ctx):
+        import torch
+
+        from normbench.benches._tensors import check_device
+        from normbench.jacobian import measure
+        from normbench.jacobian.closed_forms import formula_for, xiong_bounds
+        from normbench.jacobian.inputs import make_inputs
+        from normbench.jacobian.subject import build_subject
+
+        p = case.params
+        check_device(p["device"])
+        formula = formula_for(case.norm, case.impl)
+        dtype = getattr(torch, DTYPES[p["dtype"]])
+        subject = build_subject(
+            case.norm,
+            case.impl,
+            p["d"],
+            formula,
+            eps=p["eps"],
+            dtype=dtype,
+            device=p["device"],
+            gain=p["gain"],
+            seed=p["seed"],
+        )
+        batch = p["batch"] if formula.layout == "batch" else None
+        xs = make_inputs(
+            p["dist"],
+            p["inputs"],
+            p["d"],
+            batch=batch,
+            dtype=dtype,
+            device=p["device"],
+            mean=p["mean"],
+            scale=p["scale"],
+            df=p["df"],
+            outlier=p["outlier"],
+            seed=p["seed"],
+        )
+        x64 = xs.double().cpu()
+        closed = formula.compute(x64, subject.gamma, p["eps"], subject.extra)
+        bounds = xiong_bounds(x64, subject.gamma, formula.layout)
+        method = resolve_method(p, formula.layout)
+        measure.warm_up()
+        extras: dict[int, dict[str, float]] = {}
+        if method == "exact":
+
+            def structure(k, J, sigma):
+                if batch is not None:
+                    s = measure.batch_structure(J, batch, p["d"], sigma)
+                    extras[k] = {
+                        **{key: s[key] for key in ("coupling", "coupling_entry", "cross_channel_max")},
+                        "channel_rel_err_max": _max_rel_err(s["channel_sigma"], closed.per_channel[k]),
+                    }
+
+            measured = measure.exact(subject.f, xs, on_jacobian=structure)
+        else:
+            measured = measure.matrix_free(
+                subject.f, xs, tol=p["tol"], max_iters=p["max_iters"], seed=p["seed"]
+            )
+            if batch is not None:
+                c = measure.matrix_free(
+                    subject.f,
+                    xs,
+                    tol=p["tol"],
+                    max_iters=p["max_iters"],
+                    seed=p["seed"],
+                    operator=measure.cross_sample_maps,
+                )
+                for k in range(xs.shape[0]):
+                    extras[k] = {
+                        "coupling": c.sigma[k] / measured.sigma[k] if measured.sigma[k] > 0 else 0.0,
+                        "coupling_converged": float(c.converged[k]),
+                        "coupling_time": c.seconds[k],
+                    }
+        rows = input_rows(measured, closed, bounds, extras, HELD_SLACK[p["dtype"]])
+        labels = {
+            "method": method,
+            "closed_form_kind": "exact" if closed.exact else "bound",
+            "closed_form_regime": closed.regime,
+        }
+        rows = [{**r, **labels} for r in rows]
+        unconverged = sum(not c for c in measured.converged) + sum(
+            e.get("coupling_converged", 1) == 0 for e in extras.values()
+        )
+        if unconverged:
+            return CaseResult(
+                rows,
+                "not_converged",
+                f"{unconverged} Lanczos estimate(s) did not reach tol = {p['tol']:g} "
+                f"in max_iters = {p['max_iters']}; last estimates kept, converged = 0",
+            )
+        return CaseResult(rows)
+
+    def report(self, frame, opts):
+        from normbench.jacobian.report import jacobian_tables
+
+        return jacobian_tables(frame, opts)
+
+
+def jacobian_side(p, layout: str) -> int:
+    """Rows of the Jacobian of one input: d, or batch·d for a whole BatchNorm-train batch."""
+    return p["d"] * p["batch"] if layout == "batch" else p["d"]
+
+
+def resolve_method(p, layout: str) -> str:
+    if p["method"] != "auto":
+        return p["method"]
+    fits = jacobian_side(p, layout) <= p["exact_limit"] and p["dtype"] in SVD_DTYPES
+    return "exact" if fits else "matrix_free"
+
+
+def rel_err(measured: float, closed: float) -> float:
+    """(measured − closed)/closed; when the closed form is 0, 0 if the measurement is 0 too, else ±inf."""
+    if closed != 0:
+        return (measured - closed) / closed
+    return 0.0 if measured == 0 else float("inf") if measured > 0 else float("-inf")
+
+
+def _max_rel_err(measured, closed) -> float:
+    return max(abs(rel_err(float(m), float(c))) for m, c in zip(measured, closed, strict=True))
+
+
+def input_rows(measured, closed, bounds, extras, slack: float) -> list[dict]:
+    rows = []
+    for k, sigma in enumerate(measured.sigma):
+        cf = float(closed.value[k])
+        xiong, centred = float(bounds["xiong"][k]), float(bounds["centred"][k])
+        r_x, r_c = sigma / xiong, sigma / centred  # a zero-norm input gives an infinite bound: ratio 0
+        values = {
+            "sigma_max": (sigma, "1"),
+            "closed_form": (cf, "1"),
+            "rel_err": (rel_err(sigma, cf), "ratio"),
+            "xiong_bound": (xiong, "1"),
+            "centred_bound": (centred, "1"),
+            "ratio_xiong": (r_x, "ratio"),
+            "ratio_centred": (r_c, "ratio"),
+            "bound_held": (float(r_x <= 1 + slack), "bool"),
+            "centred_held": (float(r_c <= 1 + slack), "bool"),
+            "inflation": (float(bounds["inflation"][k]), "ratio"),
+            "iterations": (float(measured.iterations[k]), "iterations"),
+            "converged": (float(measured.converged[k]), "bool"),
+            "time": (measured.seconds[k], "s"),
+        }
+        for name, v in extras.get(k, {}).items():
+            values[name] = (v, EXTRA_UNITS[name])
+        rows += [
+            {"metric": name, "unit": unit, "value": float(v), "sample": k}
+            for name, (v, unit) in values.items()
+        ]
+    return rows

@@ -1,0 +1,45 @@
+"""Compare two runs: ratio of medians per case, a Mann-Whitney U test on the raw samples, asv marks
+(+ worse, - better, ~ not significant, ! status regressed, x not comparable). Exit 1 on a regression
+with --fail-on-regression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from normbench.cli._common import RESULTS_DIR, cli_errors, err, out
+from normbench.errors import NormbenchError
+
+NAME = "compare"
+PANEL = "Results"
+
+
+@cli_errors
+def command(
+    base: Annotated[str, typer.Argument(help="Base run id.", show_default=False)],
+    new: Annotated[str, typer.Argument(help="New run id (or 'latest').", show_default=False)],
+    factor: Annotated[float, typer.Option(help="Ratio of medians that counts as a change.", min=1.0)] = 1.1,
+    alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.002,
+    only_changed: Annotated[bool, typer.Option("--only-changed", help="Hide unchanged cases.")] = False,
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 on a regression (+ or !).")] = False,
+    allow_env: Annotated[list[str] | None, typer.Option("--allow-env", help="Environment field allowed to differ (torch, cpu, ...); repeatable.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="github | plain | md | csv | json")] = "github",
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+) -> None:
+    from normbench.analysis.compare import CompareOptions, compare_frames, comparison_table, summary_line
+    from normbench.analysis.tables import Table, render
+    from normbench.results.store import RunStore
+
+    if fmt not in ("github", "plain", "md", "csv", "json"):
+        raise NormbenchError(f"--format {fmt!r}: one of github, plain, md, csv, json")
+    sb, sn = RunStore.open(results, base), RunStore.open(results, new)
+    opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []))
+    rows = compare_frames(sb.read(), sn.read(), sb.manifest.get("env", {}), sn.manifest.get("env", {}), opts)
+    table = Table(f"{sb.run_id} -> {sn.run_id} (factor {factor}, alpha {alpha})",
+                  comparison_table(rows, only_changed=only_changed), [summary_line(rows)])
+    out.print(render([table], fmt), markup=False, end="")
+    if fail_on_regression and any(r.regression for r in rows):
+        err.print(f"regression: {sum(r.regression for r in rows)} case(s) marked + or !", markup=False)
+        raise typer.Exit(1)

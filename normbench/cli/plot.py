@@ -1,0 +1,38 @@
+"""Draw a run's figures (headless matplotlib): latency and GB/s vs hidden size, Jacobian norms vs the
+bound, loss and model-update curves, per-layer profiles at init."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.errors import NormbenchError
+
+NAME = "plot"
+PANEL = "Results"
+
+
+@cli_errors
+def command(
+    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Output directory (default: results/<run>/plots).")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="png | svg")] = "png",
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+) -> None:
+    from normbench.analysis.plots import plot_run
+    from normbench.results.env import machine_summary
+    from normbench.results.store import read_runs
+
+    if fmt not in ("png", "svg"):
+        raise NormbenchError(f"--format {fmt!r}: png or svg")
+    frame, manifests = read_runs(results, runs or ["latest"])
+    target = out_dir or results / manifests[-1]["run_id"] / "plots"
+    machine = "; ".join(sorted({machine_summary(m.get("env", {})) for m in manifests}))
+    paths = plot_run(frame, target, machine=machine, fmt=fmt)
+    if not paths:
+        out.print("no figures: the run has no rows a plot knows how to draw", markup=False)
+    for path in paths:
+        out.print(str(path), markup=False)

@@ -1,0 +1,118 @@
+"""`normbench compare`: the golden table format, asv marks on synthetic runs with known samples, status
+regressions, environment mismatch, and a real slowed-on-purpose implementation flagged alone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from normbench.cli import app
+from normbench.results.store import RunStore
+from normbench.suite.expand import Case, case_id
+
+GOLDEN = Path(__file__).parent / "golden" / "compare.txt"
+ENV = {"hostname": "h", "cpu": "cpu", "torch": "2.13.0", "torch_threads": 2, "cpu_count": 2}
+PARAMS = {"tokens": 64, "hidden": 256, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
+
+
+def _store_run(root: Path, run_id: str, medians: dict[str, float], statuses: dict[str, str] | None = None,
+               env: dict | None = None) -> None:
+    """A run with one latency case per impl; 12 raw samples tightly spread around the given median."""
+    store = RunStore.create(root, {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": "t"})
+    for impl, median in medians.items():
+        params = dict(PARAMS)
+        case = Case("latency", "layernorm", impl, params, 0, case_id("latency", "layernorm", impl, params))
+        status = (statuses or {}).get(impl, "ok")
+        rows = [] if status != "ok" else [
+            {"metric": "time", "unit": "s", "value": median * (1 + (i - 5.5) / 200), "sample": i} for i in range(12)]
+        store.write_case(case, rows, status, None if status == "ok" else "FloatingPointError: NaN")
+
+
+@pytest.fixture
+def runs(tmp_path):
+    _store_run(tmp_path, "base", {"module": 10e-6, "functional": 10e-6, "composite": 40e-6})
+    _store_run(tmp_path, "new", {"module": 10.1e-6, "functional": 13e-6, "composite": 20e-6})
+    return tmp_path
+
+
+def _compare(results: Path, *args: str):
+    return CliRunner().invoke(app, ["compare", "base", "new", "--results", str(results), *args])
+
+
+def test_golden_table(runs):
+    result = _compare(runs, "--format", "plain")
+    assert result.exit_code == 0, result.output
+    if os.environ.get("NORMBENCH_UPDATE_GOLDEN"):
+        GOLDEN.write_text(result.output)
+    assert result.output == GOLDEN.read_text()
+
+
+def test_marks_and_regression_exit(runs):
+    result = _compare(runs, "--format", "csv", "--fail-on-regression")
+    assert result.exit_code == 1
+    marks = {line.split(",")[2].split()[0].split(":")[1]: line.split(",")[0]
+             for line in result.output.splitlines()[2:] if line.count(",") > 5}
+    assert marks == {"module": " ", "functional": "+", "composite": "-"}
+
+
+def test_only_changed_hides_unchanged(runs):
+    out = _compare(runs, "--only-changed", "--format", "plain").output
+    assert "layernorm:module" not in out and "layernorm:functional" in out
+
+
+def test_status_regression_is_marked(tmp_path):
+    _store_run(tmp_path, "base", {"module": 1e-5})
+    _store_run(tmp_path, "new", {"module": 1e-5}, statuses={"module": "failed"})
+    result = _compare(tmp_path, "--format", "plain", "--fail-on-regression")
+    assert result.exit_code == 1
+    assert "ok -> failed: FloatingPointError: NaN" in result.output
+
+
+def test_environment_difference_is_not_comparable(tmp_path):
+    _store_run(tmp_path, "base", {"module": 1e-5})
+    _store_run(tmp_path, "new", {"module": 3e-5}, env={**ENV, "torch": "2.14.0"})
+    out = _compare(tmp_path, "--format", "plain").output
+    assert "environment differs: torch: 2.13.0 -> 2.14.0" in out
+    allowed = _compare(tmp_path, "--format", "plain", "--allow-env", "torch").output
+    assert "environment differs" not in allowed and "+" in allowed.split("\n")[3]
+
+
+SLOW_SUITE = """
+name = "slowed"
+description = "compare test"
+[[bench]]
+kind = "latency"
+norms = ["testslow"]
+[bench.sweep]
+hidden = [64, 128]
+[bench.params]
+tokens = 16
+samples = 12
+warmup = 1
+min_sample_s = 2e-3
+copy_probe = false
+"""
+
+
+@pytest.mark.slow
+def test_slowed_implementation_is_the_only_regression(tmp_path):
+    suite = tmp_path / "slowed.toml"
+    suite.write_text(SLOW_SUITE)
+    env = {**os.environ, "NORMBENCH_PLUGINS": "compare_plugin",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    # one thread: with two, OMP barriers on a busy 2-core machine turn a 10 µs op into a scheduler quantum
+    cmd = [sys.executable, "-m", "normbench", "run", str(suite), "--quiet", "--threads", "1", "--results", str(tmp_path / "r")]
+    subprocess.run(cmd, env=env, check=True, timeout=120)
+    subprocess.run(cmd, env={**env, "NORMBENCH_TEST_SLOW": "1"}, check=True, timeout=120)
+    runs = sorted(p.name for p in (tmp_path / "r").iterdir())
+    out = subprocess.run([sys.executable, "-m", "normbench", "compare", *runs, "--results", str(tmp_path / "r"),
+                          "--format", "csv", "--factor", "3"], env=env, capture_output=True, text=True, timeout=60)
+    rows = [line.split(",") for line in out.stdout.splitlines()[2:] if line.count(",") > 5]
+    flagged = sorted((r[0], r[2]) for r in rows if r[0] in "+-~!" and r[0] != " ")
+    assert [m for m, _ in flagged] == ["+", "+"], out.stdout
+    assert all("testslow:slowed" in case for _, case in flagged), out.stdout
