@@ -100,5 +100,5 @@ def test_report_marks_bandwidth_above_the_copy_as_implausible():
     frame = pd.DataFrame([{**case.params, "case_id": "c", "norm": "layernorm", "impl": "module", "status": "ok",
                            "sample": None, "unit": "", **r} for r in rows])
     tables = Latency().report(frame, ReportOptions(machine="test"))
-    cell = tables[1].frame.loc[0, "of copy"]
-    assert cell.startswith("150%") and "above copy" in cell
+    cell = tables[1].frame.loc[0, "layernorm:module"]
+    assert cell.startswith("30.0 (150%") and "above copy" in cell

@@ -1,12 +1,14 @@
 """Report tables of the latency bench:
 
-1. Norms head to head: per shape, the fastest implementation of each norm (and the copy probe).
-Times are each case's chosen statistic of its raw samples (`stat`: median by default, or min).
-
-2. Per implementation: time, GB/s, fraction of the copy probe (a figure above the copy is marked
-   implausible, never shown as a win), fraction of the nominal peak where known, peak memory, compile time.
-3. Accuracy vs float64: output error, relative error, ratio to PyTorch's eager error, worst gradient ratio.
-Parameters that are the same in every row are moved to a note to keep the tables narrow.
+1. Latency: rows = shape and settings, columns = norm:impl, cells = time per call ('!' when the IQR is over
+   10% of the median), the fastest implementation and its speedup over the baseline.
+2. Bandwidth: the same grid, GB/s from the byte model and the fraction of the copy probe; a figure above
+   the copy is marked implausible, never shown as a win.
+3. Norms head to head: per shape, the fastest implementation of each norm (and the copy probe).
+4. Per implementation: peak memory, compile time, fraction of the nominal peak where known.
+5. Accuracy vs float64: output error, relative error, ratio to PyTorch's eager error, worst gradient ratio.
+Times are each case's chosen statistic of its raw samples (`stat`: median by default, or min). Parameters
+that are the same in every row are moved to a note to keep the tables narrow.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def latency_tables(frame, opts) -> list[Table]:
     keys, fixed = _varying_keys(ok)
     cases = _case_frame(ok, keys)
     notes = [f"Machine: {opts.machine}." if opts.machine else "", _fixed_note(fixed)]
-    tables = [_head_to_head(cases, keys, notes), _per_impl(cases, keys)]
+    tables = _grid_tables(cases, keys, opts, notes) + [_head_to_head(cases, keys, notes), _per_impl(cases, keys)]
     if "err_abs" in set(ok["metric"]):
         tables.append(_accuracy(ok, cases, keys))
     return tables
@@ -56,6 +58,44 @@ def _case_frame(ok, keys):
     return cases.sort_values(keys + ["column"]).reset_index(drop=True)
 
 
+def _grid_tables(cases, keys, opts, notes) -> list[Table]:
+    """Time and bandwidth grids: one row per shape and settings, one column per norm:impl."""
+    import pandas as pd
+
+    from normbench.analysis.stats import high_spread
+
+    columns = sorted(cases["column"].unique())
+    baseline = opts.baseline or next((c for c in ("layernorm:module", "rmsnorm:module") if c in columns), columns[0])
+    time_rows, bw_rows = [], []
+    for key, group in cases.groupby(keys, sort=True):
+        cells = group.set_index("column")
+        row = dict(zip(keys, key, strict=True))
+        bw = dict(row)
+        for c in columns:
+            if c not in cells.index:
+                row[c] = bw[c] = "—"
+                continue
+            r = cells.loc[c]
+            row[c] = format_seconds(r["time"]) + (" !" if high_spread(r["time_median"], r.get("time_iqr", 0.0)) else "")
+            bw[c] = _num(r.get("gbps"), "{:.1f}") + (f" ({_copy_cell(r['copy_fraction'])})" if _has(r, "copy_fraction") else "")
+        contenders = cells.drop(index=[c for c in cells.index if c.startswith("identity:")])
+        if not contenders.empty:
+            best = contenders["time"].idxmin()
+            row["fastest"] = best
+            if baseline in cells.index:
+                row[f"speedup vs {baseline}"] = f"{cells.loc[baseline, 'time'] / cells.loc[best, 'time']:.2f}x"
+        time_rows.append(row)
+        bw_rows.append(bw)
+    stat = "/".join(sorted(cases["stat"].unique())) if "stat" in cases.columns else "median"
+    time_notes = [n for n in notes if n] + [f"Time = the {stat} of each case's raw samples; ! = IQR above 10% of "
+                                            "the median."]
+    bw_notes = ["GB/s from the byte model (README); in brackets the fraction of the copy probe's GB/s, timed in "
+                "the same case (alternating with the norm), same cache state and mode; " + IMPLAUSIBLE + " = "
+                "implausible (a byte model or timing error), not a win."]
+    return [Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes),
+            Table("Bandwidth: GB/s from the byte model (fraction of the copy probe)", pd.DataFrame(bw_rows), bw_notes)]
+
+
 def _head_to_head(cases, keys, notes) -> Table:
     """Per shape, each norm's fastest implementation: "time (impl)"."""
     import pandas as pd
@@ -78,29 +118,23 @@ def _head_to_head(cases, keys, notes) -> Table:
 def _per_impl(cases, keys) -> Table:
     import pandas as pd
 
-    from normbench.analysis.stats import high_spread
-
     has_nominal = "nominal_fraction" in cases.columns and cases["nominal_fraction"].notna().any()
     rows = []
     for _, c in cases.iterrows():
         row = {k: c[k] for k in keys}
         row["impl"] = c["column"]
-        row["time"] = format_seconds(c["time"]) + (" !" if high_spread(c["time_median"], c.get("time_iqr", 0.0)) else "")
-        row["GB/s"] = _num(c.get("gbps"), "{:.1f}")
-        row["of copy"] = _copy_cell(c.get("copy_fraction"))
         if has_nominal:
             row["of nominal"] = _num(c.get("nominal_fraction"), "{:.0%}")
         row["peak mem"] = _bytes(c.get("peak_mem"))
+        row["first call"] = format_seconds(c["first_call_s"]) if _has(c, "first_call_s") else "—"
         row["compile"] = _compile_cell(c)
         rows.append(row)
-    notes = ["! = IQR above 10% of the median. GB/s from the byte model (README); 'of copy' = GB/s over the "
-             "copy probe's, timed in the same case (alternating with the norm), cache state and mode; " + IMPLAUSIBLE + " = implausible (byte model "
-             "or timing error), not a win. peak mem = bytes one call allocates above the resident tensors. "
-             "compile = first call of a torch.compile'd implementation (the compilation), excluded from the time; "
-             "reused = the graph was compiled by an earlier case of the run."]
+    notes = ["peak mem = bytes one call allocates above the resident tensors (CPU: torch's allocator only, a "
+             "lower bound). compile = the first call of a torch.compile'd implementation (the compilation), "
+             "never part of the time; reused = an earlier case of the run compiled that graph."]
     if has_nominal:
         notes.append("'of nominal' = fraction of the vendor's nominal bandwidth (a label, not a measurement).")
-    return Table("Per implementation: time, bandwidth, memory", pd.DataFrame(rows), notes)
+    return Table("Per implementation: memory and compile time", pd.DataFrame(rows), notes)
 
 
 def _accuracy(ok, cases, keys) -> Table:

@@ -56,12 +56,12 @@ class BatchNorm(Norm):
         """nn.BatchNorm1d in eval mode: running statistics, an elementwise affine map"""
         return _batchnorm(hidden, eps, dtype, device, train=False)
 
-    @impl("train_compiled")
+    @impl("train_compiled", default=False)
     def train_compiled(self, hidden, *, eps, dtype, device):
         """torch.compile(F.batch_norm, training=True): batch statistics, running ones updated in the graph"""
         return self._compiled(hidden, eps, dtype, device, train=True)
 
-    @impl("eval_compiled")
+    @impl("eval_compiled", default=False)
     def eval_compiled(self, hidden, *, eps, dtype, device):
         """torch.compile(F.batch_norm, training=False): the running-statistics affine map, fused"""
         return self._compiled(hidden, eps, dtype, device, train=False)

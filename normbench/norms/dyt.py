@@ -61,7 +61,7 @@ class DynamicTanh(Norm):
         params = _fresh_params(hidden, dtype, device)
         return Built(lambda x: _dyt(x, *params), params)
 
-    @impl("compiled")
+    @impl("compiled", default=False)
     def compiled(self, hidden, *, eps, dtype, device):
         """torch.compile of the functional form: one fused elementwise kernel"""
         params = _fresh_params(hidden, dtype, device)

@@ -49,26 +49,26 @@ class LayerNorm(Norm):
         w, b = ones_zeros(hidden, dtype=dtype, device=device)
         return Built(lambda x: _composite(x, w, b, eps), [w, b])
 
-    @impl("compiled")
+    @impl("compiled", default=False)
     def compiled(self, hidden, *, eps, dtype, device):
         """torch.compile(F.layer_norm), fullgraph, static shapes (Inductor)"""
         w, b = ones_zeros(hidden, dtype=dtype, device=device)
         return compiled_built(_layer_norm, [w, b], w, b, eps)
 
-    @impl("composite_compiled")
+    @impl("composite_compiled", default=False)
     def composite_compiled(self, hidden, *, eps, dtype, device):
         """torch.compile of the hand-written fp32 form (what compiling a model file gives)"""
         w, b = ones_zeros(hidden, dtype=dtype, device=device)
         return compiled_built(_composite, [w, b], w, b, eps)
 
-    @impl("apex", requires=("apex.normalization",))
+    @impl("apex", requires=("apex.normalization",), default=False)
     def apex(self, hidden, *, eps, dtype, device):
         """apex.normalization.FusedLayerNorm (CUDA)"""
         from apex.normalization import FusedLayerNorm
 
         return third_party(lambda: FusedLayerNorm(hidden, eps=eps), "Apex FusedLayerNorm", dtype=dtype, device=device)
 
-    @impl("liger", requires=("liger_kernel.transformers",))
+    @impl("liger", requires=("liger_kernel.transformers",), default=False)
     def liger(self, hidden, *, eps, dtype, device):
         """liger_kernel.transformers.LigerLayerNorm (Triton, CUDA)"""
         from liger_kernel.transformers import LigerLayerNorm

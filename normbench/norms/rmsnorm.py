@@ -45,26 +45,26 @@ class RMSNorm(Norm):
         (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
         return Built(lambda x: _composite(x, w, eps), [w])
 
-    @impl("compiled")
+    @impl("compiled", default=False)
     def compiled(self, hidden, *, eps, dtype, device):
         """torch.compile(F.rms_norm), fullgraph, static shapes (Inductor)"""
         (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
         return compiled_built(_rms_norm, [w], w, eps)
 
-    @impl("composite_compiled")
+    @impl("composite_compiled", default=False)
     def composite_compiled(self, hidden, *, eps, dtype, device):
         """torch.compile of the Llama / HF form"""
         (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
         return compiled_built(_composite, [w], w, eps)
 
-    @impl("apex", requires=("apex.normalization",))
+    @impl("apex", requires=("apex.normalization",), default=False)
     def apex(self, hidden, *, eps, dtype, device):
         """apex.normalization.FusedRMSNorm (CUDA)"""
         from apex.normalization import FusedRMSNorm
 
         return third_party(lambda: FusedRMSNorm(hidden, eps=eps), "Apex FusedRMSNorm", dtype=dtype, device=device)
 
-    @impl("liger", requires=("liger_kernel.transformers",))
+    @impl("liger", requires=("liger_kernel.transformers",), default=False)
     def liger(self, hidden, *, eps, dtype, device):
         """liger_kernel.transformers.LigerRMSNorm (Triton, CUDA; Llama casting, not in place)"""
         from liger_kernel.transformers import LigerRMSNorm
