@@ -102,3 +102,18 @@ def test_report_marks_bandwidth_above_the_copy_as_implausible():
     tables = Latency().report(frame, ReportOptions(machine="test"))
     cell = tables[1].frame.loc[0, "layernorm:module"]
     assert cell.startswith("30.0 (150%") and "above copy" in cell
+
+
+def test_report_times_follow_the_cases_statistic_even_when_it_is_constant():
+    import pandas as pd
+
+    from normbench.analysis.tables import ReportOptions
+    from normbench.benches.latency import Latency
+
+    case = make_case("latency", "layernorm", "module", tokens=8, hidden=8, stat="min")
+    rows = [{"metric": "time_median", "value": 2e-6}, {"metric": "time_min", "value": 1e-6},
+            {"metric": "time_iqr", "value": 0.0}, {"metric": "gbps", "value": 1.0}]
+    frame = pd.DataFrame([{**case.params, "case_id": "c", "norm": "layernorm", "impl": "module", "status": "ok",
+                           "sample": None, "unit": "", **r} for r in rows])
+    grid = Latency().report(frame, ReportOptions(machine="test"))[0]
+    assert grid.title == "Latency: min time per call" and grid.frame.loc[0, "layernorm:module"] == "1 µs"

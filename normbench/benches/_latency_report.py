@@ -50,7 +50,8 @@ def _case_frame(ok, keys):
 
     scalar = ok if "tensor" not in ok.columns else ok[ok["tensor"].isna()]
     wide = scalar.pivot_table(index="case_id", columns="metric", values="value", aggfunc="first")
-    labels = ok.drop_duplicates("case_id").set_index("case_id")[keys + ["norm", "impl"]]
+    extra = ["stat"] if "stat" in ok.columns and "stat" not in keys else []
+    labels = ok.drop_duplicates("case_id").set_index("case_id")[keys + extra + ["norm", "impl"]]
     cases = labels.join(wide).reset_index()
     cases["column"] = cases["norm"] + ":" + cases["impl"]
     stats = cases["stat"] if "stat" in cases.columns else pd.Series("median", index=cases.index)
