@@ -2,24 +2,38 @@
 torch.inference_mode, or forward+backward (gradients for the input and the parameters, reset before
 every call as an optimizer's zero_grad(set_to_none=True) would).
 
-Alongside the raw time samples each case stores GB/s from the norm's byte model and the copy probe
-(identity.copy, same tensor, same mode, same timer, same run) so that `copy_fraction` says how close the
-norm comes to the bandwidth this machine actually delivers."""
+Each case stores, besides the raw time samples:
+  * GB/s from the norm's byte model, and the copy probe (identity.copy on the same tensor, same mode,
+    timer and cache state, timed in the same case in alternation with the norm, so both see the same
+    machine load): `copy_fraction` says how close the norm comes to the bandwidth this machine delivers;
+    above 1 it is implausible (a byte model or timing error), flagged in the report; on a GPU the vendor's
+    nominal peak is shown beside it, labelled nominal;
+  * accuracy against a float64 reference of the same norm (benches/_accuracy.py), re-checked after the
+    timing loop;
+  * the first call's time (the compile time of torch.compile'd implementations, never part of latency);
+  * the peak memory one call allocates (benches/_memory.py).
+"""
 
 from __future__ import annotations
 
-from normbench.analysis.tables import Table, format_seconds
+from normbench.benches._tensors import INPUTS
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.suite.params import Param
 
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 MODES = ("fwd", "fwd+bwd")
+# The statistic of the raw samples that derived figures (GB/s, fraction of copy, cost over a Linear) and the
+# tables use. median: the default, robust to a few disturbed samples. min: the least-disturbed sample, for a
+# machine shared with other jobs, where preemption slows a large share of samples (interference only ever
+# adds time). Both are stored for every case whatever the choice.
+STATS = ("median", "min")
+STAT_PARAM = Param(str, "median", choices=STATS, help="statistic of the raw samples behind GB/s and tables")
 
 
 @register_bench
 class Latency(Bench):
     kind = "latency"
-    description = "time per call, GB/s and fraction of a copy, per norm implementation"
+    description = "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
     compare_metrics = {"time": "lower"}
     compare_pool = ()
     params = {
@@ -28,21 +42,34 @@ class Latency(Bench):
         "dtype": Param(str, "fp32", choices=tuple(DTYPES)),
         "mode": Param(str, "fwd", choices=MODES, help="fwd = inference_mode forward; fwd+bwd = forward and backward"),
         "device": Param(str, "cpu", choices=("cpu", "cuda")),
+        "cache": Param(str, "warm", choices=("warm", "cold"),
+                       help="cold = flush the LLC (CPU) or L2 (GPU) before every sample, one call per sample"),
+        "cuda_graph": Param(bool, False, help="CUDA only: time graph replays, flush cost subtracted"),
+        "input": Param(str, "normal", choices=INPUTS, help="input distribution (see benches/_tensors.py)"),
         "eps": Param(float, 1e-5, exclusive_minimum=0.0),
         "samples": Param(int, 15, minimum=3, help="timed samples kept raw"),
         "warmup": Param(int, 3, minimum=0, help="untimed calls before calibration"),
-        "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0, help="each sample's inner loop lasts at least this"),
+        "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0, help="each sample's inner loop lasts at least this (warm cache)"),
         "seed": Param(int, 0),
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
+        "accuracy_rows": Param(int, 4096, minimum=0, help="compare the first N rows with float64 (0 = off)"),
+        "memory": Param(bool, True, help="measure the peak memory of one call"),
+        "stat": STAT_PARAM,
     }
+
+    def check_case(self, params, norm, impl):
+        if params.get("cuda_graph") and params.get("device") != "cuda":
+            return [("cuda_graph", "CUDA graphs need device = \"cuda\"")]
+        return []
 
     def run_case(self, case, ctx):
         import torch
 
-        from normbench.benches._tensors import check_device, make_step
-        from normbench.errors import SkipCase, UnavailableCase
+        from normbench.benches._memory import peak_memory_row
+        from normbench.benches._tensors import check_device, check_dtype, make_input
+        from normbench.errors import UnavailableCase
         from normbench.norms import get_norm
-        from normbench.timing import timer_for
+        from normbench.timing import measure_interleaved, timer_for
 
         p = case.params
         check_device(p["device"])
@@ -50,49 +77,154 @@ class Latency(Bench):
         if missing := norm.impls[case.impl].missing_requirement():
             raise UnavailableCase(missing)
         dtype = getattr(torch, DTYPES[p["dtype"]])
-        torch.manual_seed(p["seed"])
-        x = torch.randn(p["tokens"], p["hidden"], dtype=dtype, device=p["device"])
-        try:
-            built = norm.build(case.impl, p["hidden"], eps=p["eps"], dtype=dtype, device=p["device"])
-            step, check = make_step(built, x, p["mode"])
-            check("before timing")
-        except (NotImplementedError, RuntimeError) as exc:
-            if "not implemented" in str(exc).lower() or isinstance(exc, NotImplementedError):
-                raise SkipCase(f"{p['dtype']} on {p['device']}: {str(exc).splitlines()[0]}") from None
-            raise
-        timer = timer_for(p["device"], warmup=p["warmup"], samples=p["samples"], min_sample_s=p["min_sample_s"])
-        with torch.inference_mode(p["mode"] == "fwd"):
-            samples = timer.measure(step)
-        check("after timing")  # a kernel that corrupts its output under repetition is caught here
+        check_dtype(dtype, p["device"])
+        x = make_input(p["input"], p["tokens"], p["hidden"], dtype=dtype, device=p["device"], seed=p["seed"], eps=p["eps"])
 
-        rows = timing_rows("time", samples)
-        median = _median(samples.times)
-        nbytes = norm.bytes_moved(case.impl, p["tokens"], p["hidden"], x.element_size(), p["mode"])
-        rows += [
-            {"metric": "bytes", "unit": "B", "value": float(nbytes)},
-            {"metric": "gbps", "unit": "GB/s", "value": nbytes / median / 1e9},
-            {"metric": "inner_loops", "unit": "calls", "value": float(samples.inner)},
-            {"metric": "threads", "unit": "threads", "value": float(ctx.threads)},
-        ]
+        def grad_context():
+            return torch.inference_mode(p["mode"] == "fwd")
+
+        built, step, check, rows = first_call(norm, case.impl, p, x, grad_context)
+        acc = measure_accuracy(norm, case.impl, built, x, p) if p["accuracy_rows"] else None
+        timer = timer_for(p["device"], cache=p["cache"], graph=p["cuda_graph"], warmup=p["warmup"],
+                          samples=p["samples"], min_sample_s=p["min_sample_s"])
+        fns = {"norm": step}
         if p["copy_probe"]:
-            copy_median, copy_gbps = copy_probe(ctx, x, p, timer)
-            rows += [
-                {"metric": "copy_time_median", "unit": "s", "value": copy_median},
-                {"metric": "copy_gbps", "unit": "GB/s", "value": copy_gbps},
-                {"metric": "copy_fraction", "unit": "ratio", "value": (nbytes / median / 1e9) / copy_gbps},
-            ]
+            fns["copy"] = copy_step(x, p["mode"])
+        # graph mode captures new graphs at every round: one round there
+        rounds = 1 if p["cuda_graph"] else max(1, min(5, p["samples"] // 3))
+        with grad_context():
+            measured = measure_interleaved(timer, fns, rounds)
+        samples = measured["norm"]
+        check("after timing")  # a kernel that corrupts its output under repetition is caught here
+        t = sample_stat(samples.times, p["stat"])
+        if t <= 0:
+            raise RuntimeError(f"{p['stat']} time {t:.3g} s: the flush's cost swamps the call (graph mode)")
+        if acc is not None:
+            from normbench.benches._accuracy import recheck, run_outputs
+
+            impl_cmp, acc_rows, (xa, dya) = acc
+            change = recheck(impl_cmp, run_outputs(norm, built, xa, dya, p["mode"]))
+            rows += acc_rows + [{"metric": "recheck_max_change", "unit": "abs", "value": change}]
+
+        rows += timing_rows("time", samples)
+        rows += bandwidth_rows(norm, case.impl, x, p, t, measured.get("copy"))
+        rows += [{"metric": k, "unit": "MHz", "value": v} for k, v in samples.extra.items() if k.endswith("_mhz")]
+        rows += [{"metric": "inner_loops", "unit": "calls", "value": float(samples.inner)},
+                 {"metric": "threads", "unit": "threads", "value": float(ctx.threads)}]
+        if p["memory"]:
+            rows.append(peak_memory_row(step, p["device"], grad_context))
         for row in rows:
             row.setdefault("timer", samples.timer)
         return CaseResult(rows)
 
     def report(self, frame, opts):
+        from normbench.benches._latency_report import latency_tables
+
         return latency_tables(frame, opts)
 
 
-def _median(times):
+def first_call(norm, impl: str, p: dict, x, grad_context):
+    """Build the implementation, give its parameters the case's values, and time its first call (for a
+    torch.compile'd implementation that call compiles: `compile_s`, kept out of latency). A dtype or
+    device the implementation does not support is a skipped case, not a failed one."""
+    import time
+
+    import torch
+
+    from normbench.benches._tensors import make_step, perturb_params
+    from normbench.errors import SkipCase
+
+    dtype = x.dtype
+    try:
+        built = norm.build(impl, p["hidden"], eps=p["eps"], dtype=dtype, device=p["device"])
+        perturb_params(built, p["seed"])
+        step, check = make_step(built, x, p["mode"])
+        graphs = _dynamo_graphs()
+        start = time.perf_counter()
+        with grad_context():
+            step()
+        if p["device"] == "cuda":
+            torch.cuda.synchronize()
+        first = time.perf_counter() - start
+        check("before timing")
+    except (NotImplementedError, RuntimeError) as exc:
+        if "not implemented" in str(exc).lower() or isinstance(exc, NotImplementedError):
+            raise SkipCase(f"{p['dtype']} on {p['device']}: {str(exc).splitlines()[0]}") from None
+        raise
+    rows = [{"metric": "first_call_s", "unit": "s", "value": first}]
+    if getattr(built.fn, "is_compiled", False):
+        # compile_graphs = 0: dynamo reused a graph an earlier case of this process compiled (same shape,
+        # dtype and mode), so compile_s is then only a first call
+        rows += [{"metric": "compile_s", "unit": "s", "value": first},
+                 {"metric": "compile_graphs", "unit": "graphs", "value": float(_dynamo_graphs() - graphs)}]
+    return built, step, check, rows
+
+
+def _dynamo_graphs() -> int:
+    import sys
+
+    utils = sys.modules.get("torch._dynamo.utils")
+    return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
+
+
+def measure_accuracy(norm, impl: str, built, x, p: dict):
+    """(the implementation's Comparison, accuracy rows, (input, upstream gradient)) on the first
+    `accuracy_rows` rows of the case's input; None for a norm without a float64 reference."""
+    import torch
+
+    from normbench.benches._accuracy import accuracy_rows, compare, reference_outputs, run_outputs
+    from normbench.benches._tensors import perturb_params
+
+    if not hasattr(norm, "reference"):
+        return None
+    xa = x[: min(p["tokens"], p["accuracy_rows"])]
+    g = torch.Generator(device=p["device"]).manual_seed(p["seed"] + 1)
+    dya = torch.randn(xa.shape, device=p["device"], generator=g).to(x.dtype)
+    ref = reference_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"])
+    impl_cmp = compare(run_outputs(norm, built, xa, dya, p["mode"]), ref)
+    eager_name = norm.eager_impl(impl) if hasattr(norm, "eager_impl") else (
+        "module" if "module" in norm.impls else norm.baseline)
+    if eager_name == impl:
+        eager_cmp = impl_cmp
+    else:
+        eager = norm.build(eager_name, p["hidden"], eps=p["eps"], dtype=x.dtype, device=p["device"])
+        perturb_params(eager, p["seed"])
+        eager_cmp = compare(run_outputs(norm, eager, xa, dya, p["mode"]), ref)
+    rows = accuracy_rows(impl_cmp, eager_cmp, eager_name)
+    rows.append({"metric": "accuracy_rows", "unit": "rows", "value": float(xa.shape[0])})
+    return impl_cmp, rows, (xa, dya)
+
+
+def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[dict]:
+    """GB/s from the byte model at time t (the case's statistic); the copy probe's GB/s and the fraction of
+    it (above 1 = implausible); the nominal peak where the device is in the table."""
+    from normbench.benches._roofline import device_name, nominal_peak
+    from normbench.norms import get_norm
+
+    nbytes = norm.bytes_moved(impl, p["tokens"], p["hidden"], x.element_size(), p["mode"])
+    gbps = nbytes / t / 1e9
+    rows = [{"metric": "bytes", "unit": "B", "value": float(nbytes)},
+            {"metric": "gbps", "unit": "GB/s", "value": gbps}]
+    if copy_samples is not None:
+        copy_t = sample_stat(copy_samples.times, p["stat"])
+        copy_bytes = get_norm("identity").bytes_moved("copy", p["tokens"], p["hidden"], x.element_size(), p["mode"])
+        copy_gbps = copy_bytes / copy_t / 1e9
+        rows += [{"metric": "copy_time_median", "unit": "s", "value": sample_stat(copy_samples.times, "median")},
+                 {"metric": "copy_time_min", "unit": "s", "value": min(copy_samples.times)},
+                 {"metric": "copy_gbps", "unit": "GB/s", "value": copy_gbps},
+                 {"metric": "copy_fraction", "unit": "ratio", "value": gbps / copy_gbps},
+                 {"metric": "above_copy", "unit": "bool", "value": float(gbps > copy_gbps)}]
+    if (peak := nominal_peak(device_name(p["device"]))) is not None:
+        rows += [{"metric": "nominal_gbps", "unit": "GB/s", "value": peak[0], "part": peak[1]},
+                 {"metric": "nominal_fraction", "unit": "ratio", "value": gbps / peak[0], "part": peak[1]}]
+    return rows
+
+
+def sample_stat(times, stat: str) -> float:
+    """The median or the minimum of raw samples (see STATS)."""
     from statistics import median
 
-    return median(times)
+    return median(times) if stat == "median" else min(times)
 
 
 def timing_rows(prefix: str, samples) -> list[dict]:
@@ -105,63 +237,12 @@ def timing_rows(prefix: str, samples) -> list[dict]:
     return rows
 
 
-def copy_probe(ctx, x, p, timer) -> tuple[float, float]:
-    """Median time and GB/s of identity.copy on a tensor like x, measured once per run and shape."""
-    import torch
-
+def copy_step(x, mode: str):
+    """The copy probe's call: identity.copy (x.clone()) on the case's own tensor, in the case's mode. It is
+    timed in the same case, interleaved with the norm (timing.measure_interleaved), by the same timer: same
+    size, device, cache state and machine load."""
     from normbench.benches._tensors import make_step
     from normbench.norms import get_norm
 
-    key = ("copy", tuple(x.shape), x.dtype, str(x.device), p["mode"], p["samples"], p["min_sample_s"])
-    if key not in ctx.memo:
-        ident = get_norm("identity")
-        step, _ = make_step(ident.build("copy", x.shape[-1], eps=0.0, dtype=x.dtype, device=x.device), x, p["mode"])
-        with torch.inference_mode(p["mode"] == "fwd"):
-            t = _median(timer.measure(step).times)
-        nbytes = ident.bytes_moved("copy", x.shape[0], x.shape[1], x.element_size(), p["mode"])
-        ctx.memo[key] = (t, nbytes / t / 1e9)
-    return ctx.memo[key]
-
-
-def latency_tables(frame, opts) -> list[Table]:
-    """Rows = device/dtype/mode/shape, columns = norm:impl, cells = median time ('!' when the IQR is over
-    10% of the median), then the fastest implementation and its speedup over the baseline."""
-    import pandas as pd
-
-    from normbench.analysis.stats import high_spread
-
-    ok = frame[frame["status"] == "ok"]
-    if ok.empty:
-        return []
-    ok = ok.assign(column=ok["norm"] + ":" + ok["impl"])
-    keys = ["device", "dtype", "mode", "tokens", "hidden"]
-    wide = ok[ok["metric"].isin(["time_median", "time_iqr", "gbps", "copy_fraction"])].pivot_table(
-        index=keys + ["column"], columns="metric", values="value", aggfunc="first").reset_index()
-    columns = sorted(wide["column"].unique())
-    baseline = opts.baseline or next((c for c in ("layernorm:module", "rmsnorm:module") if c in columns), columns[0])
-    time_rows, bw_rows = [], []
-    for key, group in wide.groupby(keys, sort=True):
-        cells = group.set_index("column")
-        row = dict(zip(keys, key, strict=True))
-        bw = dict(row)
-        for c in columns:
-            if c in cells.index:
-                r = cells.loc[c]
-                row[c] = format_seconds(r["time_median"]) + (" !" if high_spread(r["time_median"], r["time_iqr"]) else "")
-                frac = r.get("copy_fraction")
-                bw[c] = f"{r['gbps']:.1f}" + (f" ({frac:.0%})" if pd.notna(frac) else "")
-            else:
-                row[c] = bw[c] = "—"
-        contenders = cells.drop(index=[c for c in cells.index if c.startswith("identity:")])
-        if not contenders.empty:
-            best = contenders["time_median"].idxmin()
-            row["fastest"] = best
-            if baseline in cells.index:
-                row[f"speedup vs {baseline}"] = f"{cells.loc[baseline, 'time_median'] / cells.loc[best, 'time_median']:.2f}x"
-        time_rows.append(row)
-        bw_rows.append(bw)
-    notes = [f"Median of raw samples; ! = IQR above 10% of the median. Machine: {opts.machine}."]
-    return [
-        Table("Latency: median time per call", pd.DataFrame(time_rows), notes),
-        Table("Bandwidth: GB/s from the byte model (fraction of the copy probe, same run)", pd.DataFrame(bw_rows)),
-    ]
+    built = get_norm("identity").build("copy", x.shape[-1], eps=0.0, dtype=x.dtype, device=x.device)
+    return make_step(built, x, mode)[0]

@@ -41,6 +41,7 @@ def _norms() -> None:
             missing = info.missing_requirement()
             mark = "*" if info.name == norm.baseline else " "
             state = f"  [unavailable: {missing}]" if missing else ""
+            state += "" if info.default else "  [runs when a suite names it]"
             out.print(f"    {mark} {norm.name}:{info.name:<14} {info.description}{state}", markup=False)
 
 

@@ -10,11 +10,15 @@ from normbench.norms.registry import Built, Norm, impl, register_norm
 class Identity(Norm):
     name = "identity"
     description = "copy probe: y = x.clone(); the measured bandwidth ceiling"
+    param_names = ()
 
     @impl("copy", baseline=True)
     def copy(self, hidden, *, eps, dtype, device):
         """x.clone(): one read, one write (backward copies dy to dx)"""
         return Built(lambda x: x.clone(), [])
+
+    def reference(self, impl, x, params, built, *, eps):
+        return x * 1.0  # a copy, as a float64 tensor that autograd can differentiate
 
     def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
         act = tokens * hidden * itemsize

@@ -1,5 +1,8 @@
 """LayerNorm (Ba et al. 2016): y = (x - mean(x)) / sqrt(var(x) + eps) * gamma + beta over the last dim,
-with the biased variance, as torch computes it."""
+with the biased variance, as torch computes it.
+
+Every implementation exposes its parameters in the order (weight, bias) with the same initial values,
+so the bench can give them all the same perturbed values and compare them on identical tensors."""
 
 from __future__ import annotations
 
@@ -7,13 +10,26 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from normbench.norms._variants import compiled_built, ones_zeros, third_party
 from normbench.norms.registry import Built, Norm, impl, register_norm
+
+
+def _layer_norm(x, w, b, eps: float):
+    return F.layer_norm(x, (x.shape[-1],), w, b, eps)
+
+
+def _composite(x, w, b, eps: float):
+    xf = x.float()
+    mean = xf.mean(-1, keepdim=True)
+    var = (xf - mean).pow(2).mean(-1, keepdim=True)  # biased, as torch's layer_norm
+    return (xf - mean).mul(torch.rsqrt(var + eps)).to(x.dtype) * w + b
 
 
 @register_norm
 class LayerNorm(Norm):
     name = "layernorm"
     description = "LayerNorm over the hidden dim: centre, scale by 1/sqrt(var+eps), affine"
+    param_names = ("weight", "bias")
 
     @impl("module", baseline=True)
     def module(self, hidden, *, eps, dtype, device):
@@ -24,23 +40,49 @@ class LayerNorm(Norm):
     @impl("functional")
     def functional(self, hidden, *, eps, dtype, device):
         """torch.nn.functional.layer_norm"""
-        w = torch.ones(hidden, dtype=dtype, device=device, requires_grad=True)
-        b = torch.zeros(hidden, dtype=dtype, device=device, requires_grad=True)
-        return Built(lambda x: F.layer_norm(x, (hidden,), w, b, eps), [w, b])
+        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        return Built(lambda x: _layer_norm(x, w, b, eps), [w, b])
 
     @impl("composite")
     def composite(self, hidden, *, eps, dtype, device):
         """hand-written mean/var/rsqrt in fp32, cast back (what many model files do)"""
-        w = torch.ones(hidden, dtype=dtype, device=device, requires_grad=True)
-        b = torch.zeros(hidden, dtype=dtype, device=device, requires_grad=True)
+        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        return Built(lambda x: _composite(x, w, b, eps), [w, b])
 
-        def layer_norm(x):
-            xf = x.float()
-            mean = xf.mean(-1, keepdim=True)
-            var = (xf - mean).pow(2).mean(-1, keepdim=True)  # biased, as torch's layer_norm
-            return (xf - mean).mul(torch.rsqrt(var + eps)).to(x.dtype) * w + b
+    @impl("compiled", default=False)
+    def compiled(self, hidden, *, eps, dtype, device):
+        """torch.compile(F.layer_norm), fullgraph, static shapes (Inductor)"""
+        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        return compiled_built(_layer_norm, [w, b], w, b, eps)
 
-        return Built(layer_norm, [w, b])
+    @impl("composite_compiled", default=False)
+    def composite_compiled(self, hidden, *, eps, dtype, device):
+        """torch.compile of the hand-written fp32 form (what compiling a model file gives)"""
+        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        return compiled_built(_composite, [w, b], w, b, eps)
+
+    @impl("apex", requires=("apex.normalization",), default=False)
+    def apex(self, hidden, *, eps, dtype, device):
+        """apex.normalization.FusedLayerNorm (CUDA)"""
+        from apex.normalization import FusedLayerNorm
+
+        return third_party(lambda: FusedLayerNorm(hidden, eps=eps), "Apex FusedLayerNorm", dtype=dtype, device=device)
+
+    @impl("liger", requires=("liger_kernel.transformers",), default=False)
+    def liger(self, hidden, *, eps, dtype, device):
+        """liger_kernel.transformers.LigerLayerNorm (Triton, CUDA)"""
+        from liger_kernel.transformers import LigerLayerNorm
+
+        return third_party(lambda: LigerLayerNorm(hidden, eps=eps), "Liger LigerLayerNorm", dtype=dtype, device=device)
+
+    def reference(self, impl, x, params, built, *, eps):
+        """float64 LayerNorm from its definition: sums over the row, divided by d (not torch's kernels)."""
+        w, b = params
+        d = x.shape[-1]
+        mean = x.sum(-1, keepdim=True) / d
+        centred = x - mean
+        var = (centred * centred).sum(-1, keepdim=True) / d
+        return centred / torch.sqrt(var + eps) * w + b
 
     def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
         act, par = tokens * hidden * itemsize, hidden * itemsize

@@ -39,6 +39,9 @@ class ImplInfo:
     baseline: bool = False
     requires: tuple[str, ...] = ()
     description: str = ""
+    # False: expanded only when a suite names it (norm:impl or impls = [...]); for implementations that
+    # cost seconds to set up (torch.compile) or need optional packages, so `norms = ["layernorm"]` stays cheap.
+    default: bool = True
 
     def missing_requirement(self) -> str | None:
         """The import error of an optional dependency, or None when everything imports."""
@@ -50,11 +53,13 @@ class ImplInfo:
         return None
 
 
-def impl(name: str, *, baseline: bool = False, requires: tuple[str, ...] = (), description: str = ""):
-    """Mark a Norm method as the builder of implementation `name`."""
+def impl(name: str, *, baseline: bool = False, requires: tuple[str, ...] = (), description: str = "",
+         default: bool = True):
+    """Mark a Norm method as the builder of implementation `name` (default=False: only when named)."""
 
     def mark(fn):
-        fn._normbench_impl = ImplInfo(name, fn.__name__, baseline, tuple(requires), description or (fn.__doc__ or "").strip())
+        fn._normbench_impl = ImplInfo(name, fn.__name__, baseline, tuple(requires),
+                                      description or (fn.__doc__ or "").strip(), default)
         return fn
 
     return mark

@@ -1,4 +1,6 @@
-"""RMSNorm (Zhang & Sennrich 2019): y = x / sqrt(mean(x^2) + eps) * gamma. No centring, no bias."""
+"""RMSNorm (Zhang & Sennrich 2019): y = x / sqrt(mean(x^2) + eps) * gamma. No centring, no bias.
+
+Every implementation exposes one parameter, the gain (weight), initialised to ones."""
 
 from __future__ import annotations
 
@@ -6,13 +8,24 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from normbench.norms._variants import compiled_built, ones_zeros, third_party
 from normbench.norms.registry import Built, Norm, impl, register_norm
+
+
+def _rms_norm(x, w, eps: float):
+    return F.rms_norm(x, (x.shape[-1],), w, eps)
+
+
+def _composite(x, w, eps: float):
+    xf = x.float()
+    return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
 
 
 @register_norm
 class RMSNorm(Norm):
     name = "rmsnorm"
     description = "RMSNorm over the hidden dim: scale by 1/sqrt(mean(x^2)+eps), gain only"
+    param_names = ("weight",)
 
     @impl("module", baseline=True)
     def module(self, hidden, *, eps, dtype, device):
@@ -23,19 +36,52 @@ class RMSNorm(Norm):
     @impl("functional")
     def functional(self, hidden, *, eps, dtype, device):
         """torch.nn.functional.rms_norm"""
-        w = torch.ones(hidden, dtype=dtype, device=device, requires_grad=True)
-        return Built(lambda x: F.rms_norm(x, (hidden,), w, eps), [w])
+        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        return Built(lambda x: _rms_norm(x, w, eps), [w])
 
     @impl("composite")
     def composite(self, hidden, *, eps, dtype, device):
         """x * rsqrt(mean(x^2) + eps) in fp32, cast back, times gain (the Llama / HF form)"""
-        w = torch.ones(hidden, dtype=dtype, device=device, requires_grad=True)
+        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        return Built(lambda x: _composite(x, w, eps), [w])
 
-        def rms_norm(x):
-            xf = x.float()
-            return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+    @impl("compiled", default=False)
+    def compiled(self, hidden, *, eps, dtype, device):
+        """torch.compile(F.rms_norm), fullgraph, static shapes (Inductor)"""
+        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        return compiled_built(_rms_norm, [w], w, eps)
 
-        return Built(rms_norm, [w])
+    @impl("composite_compiled", default=False)
+    def composite_compiled(self, hidden, *, eps, dtype, device):
+        """torch.compile of the Llama / HF form"""
+        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        return compiled_built(_composite, [w], w, eps)
+
+    @impl("apex", requires=("apex.normalization",), default=False)
+    def apex(self, hidden, *, eps, dtype, device):
+        """apex.normalization.FusedRMSNorm (CUDA)"""
+        from apex.normalization import FusedRMSNorm
+
+        return third_party(lambda: FusedRMSNorm(hidden, eps=eps), "Apex FusedRMSNorm", dtype=dtype, device=device)
+
+    @impl("liger", requires=("liger_kernel.transformers",), default=False)
+    def liger(self, hidden, *, eps, dtype, device):
+        """liger_kernel.transformers.LigerRMSNorm (Triton, CUDA; Llama casting, not in place)"""
+        from liger_kernel.transformers import LigerRMSNorm
+
+        def make():
+            try:  # in_place=True (the default) writes dx into dy, which the timing loop reuses every call
+                return LigerRMSNorm(hidden, eps=eps, in_place=False)
+            except TypeError:  # releases before in_place existed never wrote in place
+                return LigerRMSNorm(hidden, eps=eps)
+
+        return third_party(make, "Liger LigerRMSNorm", dtype=dtype, device=device)
+
+    def reference(self, impl, x, params, built, *, eps):
+        """float64 RMSNorm from its definition: sum of squares over the row, divided by d."""
+        (w,) = params
+        ms = (x * x).sum(-1, keepdim=True) / x.shape[-1]
+        return x / torch.sqrt(ms + eps) * w
 
     def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
         act, par = tokens * hidden * itemsize, hidden * itemsize

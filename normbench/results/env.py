@@ -55,16 +55,15 @@ def fingerprint() -> dict:
         "timer_cpu": "time.perf_counter_ns around a calibrated inner loop",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    from normbench.timing.cache import cpu_llc_bytes
+
+    llc, source = cpu_llc_bytes()
+    env.update(cpu_llc_mib=round(llc / 2**20, 1), cpu_llc_source=source)
     if torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
-        env.update(
-            gpu=props.name,
-            gpu_count=torch.cuda.device_count(),
-            gpu_memory_gib=round(props.total_memory / 2**30, 1),
-            gpu_l2_mib=round(getattr(props, "L2_cache_size", 0) / 2**20, 1),
-            cudnn=torch.backends.cudnn.version(),
-            timer_cuda="CUDA events per sample, synchronized",
-        )
+        from normbench.timing.cuda import device_info
+
+        env.update(device_info(0), gpu_count=torch.cuda.device_count(),
+                   timer_cuda="CUDA events per sample, synchronized; L2 flush (2x L2) in cold mode")
     return env
 
 

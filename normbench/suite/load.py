@@ -235,7 +235,9 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
         elif impl_filter is not None:
             chosen = [i for i in norm.impls if i in impl_filter]
         else:
-            chosen = list(norm.impls) if bench.all_impls_by_default else [norm.baseline]
+            # every implementation but those marked default=False (compiled, third-party): name them to run them
+            defaults = [i for i, info in norm.impls.items() if info.default]
+            chosen = defaults if bench.all_impls_by_default else [norm.baseline]
         pairs.extend((norm_name, i) for i in chosen if (norm_name, i) not in pairs)
     if impl_filter is not None:
         offered = {i for n in names for i in norms.get(n.partition(":")[0], norms["identity"]).impls}

@@ -1,7 +1,8 @@
 """Timers. Each returns raw per-call samples (seconds); statistics are computed from them later.
 
-    cpu.CpuTimer   time.perf_counter_ns around a calibrated inner loop
-    cuda           CUDA events per sample, L2 flush between samples (timing/cuda.py)
+    cpu.CpuTimer    time.perf_counter_ns around a calibrated inner loop
+    cuda.CudaTimer  CUDA events per sample, L2 flush between samples, optional CUDA-graph mode
+    cache           the flush buffers of the cold-cache mode (CPU last-level cache, GPU L2)
 """
 
 from __future__ import annotations
@@ -21,14 +22,53 @@ class Samples:
     extra: dict = field(default_factory=dict)
 
 
-def timer_for(device: str, **options):
-    """The timer for a device: the seam where the CUDA timer plugs in."""
+def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **options):
+    """The timer for a device and cache state. cache="cold" flushes the last-level cache (CPU) or L2 (GPU)
+    before every sample and times one call per sample; graph=True (CUDA only) replays CUDA graphs."""
+    if cache not in ("cold", "warm"):
+        raise ValueError(f"cache must be 'cold' or 'warm', not {cache!r}")
     if device == "cpu":
         from normbench.timing.cpu import CpuTimer
 
-        return CpuTimer(**options)
+        if graph:
+            raise ValueError("CUDA-graph timing needs device = cuda")
+        if cache == "warm":
+            return CpuTimer(**options)
+        from normbench.timing.cache import flush_buffer
+
+        timer = CpuTimer(between=flush_buffer("cpu"), inner=1, **options)
+        timer.name = "cpu-perf_counter+llc-flush"
+        return timer
     if device == "cuda":
         from normbench.timing.cuda import CudaTimer
 
-        return CudaTimer(**options)
+        return CudaTimer(cache=cache, graph=graph, **options)
     raise ValueError(f"no timer for device {device!r}")
+
+
+def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
+    """Time several callables in alternation: `rounds` rounds, each taking timer.samples // rounds samples
+    of every callable in turn, so that load from other processes, which drifts over seconds on a shared
+    machine, falls on all of them alike (a norm and its copy probe, a block and its Linear). The first
+    round warms up and calibrates each callable; later rounds reuse its inner count, with one warm-up call
+    to re-warm the caches the other callables just used. Returns name -> Samples, raw times in order."""
+    import copy
+
+    rounds = max(1, min(rounds, timer.samples))
+    per_round = max(1, timer.samples // rounds)
+    timers = {name: copy.copy(timer) for name in fns}
+    merged: dict[str, Samples] = {}
+    for r in range(rounds):
+        for name, fn in fns.items():
+            t = timers[name]
+            t.samples = per_round
+            s = t.measure(fn)
+            if name not in merged:
+                merged[name] = Samples(list(s.times), s.inner, s.timer, s.warmup, dict(s.extra))
+            else:
+                merged[name].times.extend(s.times)
+                merged[name].extra.update(s.extra)
+            if r == 0:
+                t.warmup = min(t.warmup, 1)
+                t.inner = s.inner
+    return merged

@@ -1,5 +1,8 @@
 """CPU timer: warm up, calibrate an inner loop so one sample lasts at least `min_sample_s` (well above
-the clock's resolution and the loop's own overhead), then take `samples` samples and keep them all."""
+the clock's resolution and the loop's own overhead), then take `samples` samples and keep them all.
+
+Cold-cache mode (timer_for(..., cache="cold")) passes a flush as `between` and fixes inner = 1: with an
+inner loop only the first call of each sample would find a cold cache."""
 
 from __future__ import annotations
 
@@ -14,12 +17,14 @@ class CpuTimer:
     name = "cpu-perf_counter"
 
     def __init__(self, *, warmup: int = 3, samples: int = 20, min_sample_s: float = 2e-3,
-                 between: Callable[[], None] | None = None):
-        """between: called before each sample, outside the timed region (a cache flush, say)."""
+                 between: Callable[[], None] | None = None, inner: int | None = None):
+        """between: called before each sample, outside the timed region (a cache flush, say).
+        inner: calls per sample; None = calibrate to min_sample_s."""
         self.warmup = warmup
         self.samples = samples
         self.min_sample_s = min_sample_s
         self.between = between
+        self.inner = inner
 
     def calibrate(self, fn: Callable[[], object]) -> int:
         """Smallest power-of-two-ish inner count whose loop takes >= min_sample_s."""
@@ -42,7 +47,7 @@ class CpuTimer:
     def measure(self, fn: Callable[[], object]) -> Samples:
         for _ in range(self.warmup):
             fn()
-        inner = self.calibrate(fn)
+        inner = self.inner or self.calibrate(fn)
         times = []
         for _ in range(self.samples):
             if self.between is not None:

@@ -1,0 +1,129 @@
+"""Accuracy as numbers: an implementation's outputs (and, in fwd+bwd, every gradient) against a float64
+reference of the same norm on the same input and parameters, and against PyTorch's own eager error.
+
+For each tensor (y, dx, d<param>):
+    err_abs    max |got - ref|
+    err_rel    max |got - ref| / |ref| over the elements with |ref| >= 1e-3 max |ref| (relative error is
+               meaningless where the reference is near zero)
+    err_ratio  err_abs / max(eager err_abs, floor), eager = the norm's eager implementation with the same
+               semantics (nn.LayerNorm, nn.RMSNorm, nn.BatchNorm1d train/eval, DyT's module) in the same
+               dtype; floor = finfo(dtype).eps * max |ref| / 4, a quarter of the dtype's spacing at the
+               largest reference value (below the rounding of any stored output), so an eager error of
+               exactly 0 does not divide by 0 and float64 noise does not read as a ratio.
+A kernel is suspect when err_ratio > 2 for any tensor (flash-attention's LayerNorm criterion: at most
+twice PyTorch's own error). The reference is each norm's `reference`, written from the definition in
+float64, never through the kernels it judges; its gradients come from float64 autograd of that formula.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SUSPECT_RATIO = 2.0
+REL_FLOOR = 1e-3
+
+
+@dataclass
+class Comparison:
+    """The errors of one implementation, per tensor name."""
+
+    outputs: dict  # name -> tensor in the implementation's dtype (kept for the re-check after timing)
+    err_abs: dict
+    err_rel: dict
+    floor: dict  # the ratio's floor: a quarter of the dtype's spacing at max |ref|
+
+
+def param_names(norm, built) -> list[str]:
+    names = list(getattr(norm, "param_names", ()))
+    return names + [f"p{i}" for i in range(len(names), len(built.params))]
+
+
+def run_outputs(norm, built, x, dy, mode: str) -> dict:
+    """y, and in fwd+bwd dx and the parameter gradients, of one call on x (under inference_mode for fwd,
+    as the timed call runs)."""
+    import torch
+
+    if mode == "fwd":
+        with torch.inference_mode():
+            return {"y": built.fn(x).detach().clone()}
+    xg = x.detach().clone().requires_grad_(True)
+    for t in built.params:
+        t.grad = None
+    y = built.fn(xg)
+    y.backward(dy)
+    out = {"y": y.detach().clone(), "dx": xg.grad.detach().clone()}
+    for name, t in zip(param_names(norm, built), built.params, strict=True):
+        if t.grad is not None:
+            out["d" + name] = t.grad.detach().clone()
+        t.grad = None
+    return out
+
+
+def reference_outputs(norm, impl: str, built, x, dy, mode: str, eps: float) -> dict:
+    """The same tensors from norm.reference in float64 (gradients by float64 autograd of the formula)."""
+    import torch
+
+    grad = mode != "fwd"
+    with torch.enable_grad():
+        x64 = x.detach().double().requires_grad_(grad)
+        p64 = [t.detach().double().requires_grad_(grad) for t in built.params]
+        y = norm.reference(impl, x64, p64, built, eps=eps)
+        out = {"y": y.detach()}
+        if grad:
+            grads = torch.autograd.grad(y, [x64, *p64], dy.double(), allow_unused=True)
+            out["dx"] = grads[0]
+            for name, g in zip(param_names(norm, built), grads[1:], strict=True):
+                if g is not None:
+                    out["d" + name] = g
+    return out
+
+
+def compare(got: dict, ref: dict) -> Comparison:
+    import torch
+
+    err_abs, err_rel, floor = {}, {}, {}
+    for name, r in ref.items():
+        if name not in got:
+            continue
+        g = got[name].double()
+        diff = (g - r).abs()
+        scale = float(r.abs().max()) if r.numel() else 0.0
+        err_abs[name] = float(diff.max()) if diff.numel() else 0.0
+        big = r.abs() >= REL_FLOOR * scale
+        err_rel[name] = float((diff[big] / r.abs()[big]).max()) if scale > 0 and bool(big.any()) else 0.0
+        floor[name] = torch.finfo(got[name].dtype).eps * (scale if scale > 0 else 1.0) / 4
+    return Comparison(got, err_abs, err_rel, floor)
+
+
+def accuracy_rows(impl_cmp: Comparison, eager_cmp: Comparison, eager_impl: str) -> list[dict]:
+    """Rows per tensor (label column `tensor`), then the worst ratio and the suspect flag."""
+    rows, worst = [], 0.0
+    for name, err in impl_cmp.err_abs.items():
+        eager_err = eager_cmp.err_abs.get(name, float("nan"))
+        ratio = err / max(eager_err, impl_cmp.floor[name])
+        worst = max(worst, ratio)
+        rows += [
+            {"metric": "err_abs", "unit": "abs", "value": err, "tensor": name},
+            {"metric": "err_rel", "unit": "rel", "value": impl_cmp.err_rel[name], "tensor": name},
+            {"metric": "eager_err_abs", "unit": "abs", "value": eager_err, "tensor": name, "eager": eager_impl},
+            {"metric": "err_ratio", "unit": "ratio", "value": ratio, "tensor": name, "eager": eager_impl},
+        ]
+    rows += [
+        {"metric": "err_ratio_max", "unit": "ratio", "value": worst, "eager": eager_impl},
+        {"metric": "accuracy_suspect", "unit": "bool", "value": float(worst > SUSPECT_RATIO)},
+    ]
+    return rows
+
+
+def recheck(before: Comparison, after: dict) -> float:
+    """After the timing loop, the implementation must give what it gave before, within its own error
+    against float64 (or one spacing of the dtype at the largest value): a kernel that corrupts its output under repetition fails the case.
+    Returns the largest change."""
+    worst = 0.0
+    for name, old in before.outputs.items():
+        change = float((after[name].double() - old.double()).abs().max())
+        allowed = max(before.err_abs.get(name, 0.0), 4 * before.floor.get(name, 0.0))
+        if change > allowed:
+            raise RuntimeError(f"{name} changed by {change:.3g} after the timing loop (allowed {allowed:.3g})")
+        worst = max(worst, change)
+    return worst

@@ -1,0 +1,167 @@
+"""The inference-cost question: Linear(d -> d) followed by a norm, at inference (torch.inference_mode).
+
+    linear             the Linear alone: the floor every block pays
+    layernorm          Linear then nn.LayerNorm (per-token statistics at every call)
+    rmsnorm            Linear then nn.RMSNorm
+    batchnorm          Linear then nn.BatchNorm1d in eval mode (running statistics: an elementwise affine map)
+    batchnorm_folded   the same BatchNorm folded into the Linear's weight and bias, so one matmul remains:
+                       s = gamma / sqrt(running_var + eps), W' = diag(s) W, b' = s * (b - running_mean) + beta
+    dyt                Linear then DyT (gamma * tanh(alpha x) + beta)
+
+How much do LN's per-call statistics cost when BN can be folded away? The time over `linear` answers it.
+Every block's output is compared with a float64 evaluation of the same block (the norms' references), and
+the folded block is checked against the unfolded one in the case itself: a fold at most twice as far from
+float64 as the unfolded block (the latency bench's accuracy criterion) differs from it by at most 3 x the
+unfolded block's error, plus a quarter of the dtype's spacing at the largest value; a larger difference
+fails the case (a wrong fold cannot be timed as a win).
+
+Each case also times the Linear alone, in alternation with the block (timing.measure_interleaved), so
+that the block's cost over the Linear (`over_linear`) compares measurements that saw the same load on a
+machine that others share.
+"""
+
+from __future__ import annotations
+
+from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.benches.latency import DTYPES, STAT_PARAM
+from normbench.suite.params import Param
+
+BLOCKS = ("linear", "layernorm", "rmsnorm", "batchnorm", "batchnorm_folded", "dyt")
+_NORM_OF = {"layernorm": ("layernorm", "module"), "rmsnorm": ("rmsnorm", "module"),
+            "batchnorm": ("batchnorm", "eval"), "batchnorm_folded": ("batchnorm", "eval"), "dyt": ("dyt", "module")}
+
+
+@register_bench
+class Block(Bench):
+    kind = "block"
+    description = "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
+    uses_norms = False
+    params = {
+        "block": Param(str, choices=BLOCKS, help="what follows the Linear (see benches/block.py)"),
+        "tokens": Param(int, minimum=1, help="rows of the input"),
+        "hidden": Param(int, minimum=1, help="d: the Linear is d x d, the norm normalizes d"),
+        "dtype": Param(str, "fp32", choices=tuple(DTYPES)),
+        "device": Param(str, "cpu", choices=("cpu", "cuda")),
+        "cache": Param(str, "warm", choices=("warm", "cold")),
+        "eps": Param(float, 1e-5, exclusive_minimum=0.0),
+        "samples": Param(int, 15, minimum=3),
+        "warmup": Param(int, 3, minimum=0),
+        "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0),
+        "seed": Param(int, 0),
+        "stat": STAT_PARAM,
+    }
+
+    def run_case(self, case, ctx):
+        import torch
+
+        from normbench.benches._memory import peak_memory_row
+        from normbench.benches._tensors import check_device, check_dtype, make_input
+        from normbench.benches.latency import sample_stat, timing_rows
+        from normbench.timing import measure_interleaved, timer_for
+
+        p = case.params
+        check_device(p["device"])
+        dtype = getattr(torch, DTYPES[p["dtype"]])
+        check_dtype(dtype, p["device"])
+        x = make_input("normal", p["tokens"], p["hidden"], dtype=dtype, device=p["device"], seed=p["seed"])
+        linear, norm, built = build_block(p, dtype)
+        fn = folded_fn(linear, built, p["eps"]) if p["block"] == "batchnorm_folded" else unfolded_fn(linear, built)
+        rows = []
+        with torch.inference_mode():
+            y = fn(x)
+            ref = reference_block(x, linear, norm, built, p)
+            err = float((y.double() - ref).abs().max())
+            floor = torch.finfo(dtype).eps * float(ref.abs().max()) / 4
+            rows.append({"metric": "err_abs", "unit": "abs", "value": err, "tensor": "y"})
+            if p["block"] == "batchnorm_folded":
+                rows += check_fold(x, y, ref, unfolded_fn(linear, built), floor)
+            timer = timer_for(p["device"], cache=p["cache"], warmup=p["warmup"], samples=p["samples"],
+                              min_sample_s=p["min_sample_s"])
+            fns = {"block": lambda: fn(x)}
+            if p["block"] != "linear":
+                fns["linear"] = lambda: linear(x)
+            measured = measure_interleaved(timer, fns, rounds=max(1, min(5, p["samples"] // 3)))
+            samples = measured["block"]
+            linear_samples = measured.get("linear", samples)
+        rows += timing_rows("time", samples)
+        t, linear_t = sample_stat(samples.times, p["stat"]), sample_stat(linear_samples.times, p["stat"])
+        rows += [{"metric": "linear_time_median", "unit": "s", "value": sample_stat(linear_samples.times, "median")},
+                 {"metric": "linear_time_min", "unit": "s", "value": min(linear_samples.times)},
+                 {"metric": "over_linear", "unit": "ratio", "value": t / linear_t - 1}]
+        flops = 2 * p["tokens"] * p["hidden"] ** 2
+        rows.append({"metric": "linear_gflops", "unit": "GFLOP/s", "value": flops / linear_t / 1e9})
+        rows.append(peak_memory_row(lambda: fn(x), p["device"], torch.inference_mode))
+        for row in rows:
+            row.setdefault("timer", samples.timer)
+        return CaseResult(rows)
+
+    def report(self, frame, opts):
+        from normbench.benches._block_report import block_tables
+
+        return block_tables(frame, opts)
+
+
+def build_block(p: dict, dtype):
+    """(Linear, norm or None, Built or None): a seeded Linear and the block's norm module, its parameters
+    moved off their init (benches/_tensors.perturb_params) so the affine part is exercised."""
+    import torch
+    from torch import nn
+
+    from normbench.benches._tensors import perturb_params
+    from normbench.norms import get_norm
+
+    g = torch.Generator().manual_seed(p["seed"] + 101)
+    linear = nn.Linear(p["hidden"], p["hidden"], dtype=torch.float32)
+    with torch.no_grad():  # nn.Linear's default init, from our own generator (no global RNG state touched)
+        bound = p["hidden"] ** -0.5
+        linear.weight.uniform_(-bound, bound, generator=g)
+        linear.bias.uniform_(-bound, bound, generator=g)
+    linear = linear.to(device=p["device"], dtype=dtype).eval()
+    if p["block"] == "linear":
+        return linear, None, None
+    name, impl = _NORM_OF[p["block"]]
+    norm = get_norm(name)
+    built = norm.build(impl, p["hidden"], eps=p["eps"], dtype=dtype, device=p["device"])
+    perturb_params(built, p["seed"])
+    return linear, norm, built
+
+
+def unfolded_fn(linear, built):
+    if built is None:
+        return linear
+    return lambda x: built.fn(linear(x))
+
+
+def folded_fn(linear, built, eps: float):
+    """BatchNorm (eval) folded into the Linear, computed in float64 and rounded once to the dtype."""
+    import torch
+    import torch.nn.functional as F
+
+    bn = built.module
+    with torch.no_grad():
+        s = bn.weight.double() / torch.sqrt(bn.running_var.double() + eps)
+        w = (linear.weight.double() * s[:, None]).to(linear.weight.dtype)
+        b = (s * (linear.bias.double() - bn.running_mean.double()) + bn.bias.double()).to(linear.weight.dtype)
+    return lambda x: F.linear(x, w, b)
+
+
+def reference_block(x, linear, norm, built, p):
+    """The unfolded block in float64: x W^T + b, then the norm's float64 reference (BN: eval semantics)."""
+    h = x.double() @ linear.weight.double().T + linear.bias.double()
+    if norm is None:
+        return h
+    params = [t.detach().double() for t in built.params]
+    _, impl = _NORM_OF[p["block"]]
+    return norm.reference(impl, h, params, built, eps=p["eps"])
+
+
+def check_fold(x, y_folded, ref, unfolded, floor: float) -> list[dict]:
+    """Rows for folded vs unfolded; raises when they differ by more than 3 x (unfolded's error vs float64)
+    + floor."""
+    y_unfolded = unfolded(x).double()
+    diff = float((y_folded.double() - y_unfolded).abs().max())
+    tolerance = 3 * float((y_unfolded - ref).abs().max()) + floor
+    if diff > tolerance:
+        raise AssertionError(f"folded BatchNorm differs from the unfolded block by {diff:.3g} (tolerance {tolerance:.3g})")
+    return [{"metric": "fold_max_diff", "unit": "abs", "value": diff},
+            {"metric": "fold_tolerance", "unit": "abs", "value": tolerance}]

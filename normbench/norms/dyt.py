@@ -1,0 +1,82 @@
+"""DyT, Dynamic Tanh (Zhu, Chen, He, LeCun, Liu, "Transformers without Normalization", CVPR 2025,
+arXiv:2503.10622): DyT(x) = gamma * tanh(alpha * x) + beta, elementwise, with alpha one learnable scalar
+(init alpha0 = 0.5, the paper's default) and per-channel gamma (ones) and beta (zeros). No statistics at
+all: the contender that drops the reduction LN and RMSNorm pay for. eps is accepted and unused.
+
+Parameters are exposed in the order (alpha, weight, bias); the module's names are `alpha`, `weight`,
+`bias` (the Jacobian bench reads them by name). Its Jacobian is diagonal: gamma * alpha * (1 - tanh^2(alpha x))."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from normbench.norms._variants import compiled_built
+from normbench.norms.registry import Built, Norm, impl, register_norm
+
+ALPHA0 = 0.5
+
+
+class DyT(nn.Module):
+    """gamma * tanh(alpha * x) + beta over the last dimension (the paper's Algorithm 1)."""
+
+    def __init__(self, hidden: int, alpha0: float = ALPHA0, *, device=None, dtype=None):
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.alpha = nn.Parameter(torch.full((1,), alpha0, **kw))  # one scalar, shape (1,) as the paper's code
+        self.weight = nn.Parameter(torch.ones(hidden, **kw))
+        self.bias = nn.Parameter(torch.zeros(hidden, **kw))
+
+    def forward(self, x):
+        return self.weight * torch.tanh(self.alpha * x) + self.bias
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, alpha={self.alpha.item():g}"
+
+
+def _dyt(x, alpha, w, b):
+    return torch.addcmul(b, torch.tanh(alpha * x), w)  # b + tanh(alpha x) * w in one kernel
+
+
+def _fresh_params(hidden, dtype, device) -> list:
+    m = DyT(hidden, device=device, dtype=dtype)
+    return [m.alpha, m.weight, m.bias]
+
+
+@register_norm
+class DynamicTanh(Norm):
+    name = "dyt"
+    description = "DyT: gamma * tanh(alpha x) + beta, alpha a learnable scalar (no statistics)"
+    param_names = ("alpha", "weight", "bias")
+
+    @impl("module", baseline=True)
+    def module(self, hidden, *, eps, dtype, device):
+        """the paper's nn.Module: weight * tanh(alpha * x) + bias"""
+        m = DyT(hidden, device=device, dtype=dtype)
+        return Built(m, list(m.parameters()), m)
+
+    @impl("functional")
+    def functional(self, hidden, *, eps, dtype, device):
+        """torch.addcmul(bias, tanh(alpha * x), weight): two kernels instead of three"""
+        params = _fresh_params(hidden, dtype, device)
+        return Built(lambda x: _dyt(x, *params), params)
+
+    @impl("compiled", default=False)
+    def compiled(self, hidden, *, eps, dtype, device):
+        """torch.compile of the functional form: one fused elementwise kernel"""
+        params = _fresh_params(hidden, dtype, device)
+        return compiled_built(_dyt, params, *params)
+
+    def reference(self, impl, x, params, built, *, eps):
+        """float64 DyT from its definition."""
+        alpha, w, b = params
+        return w * torch.tanh(alpha * x) + b
+
+    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
+        act, par = tokens * hidden * itemsize, hidden * itemsize
+        if mode == "fwd":
+            return 2 * act + 2 * par + itemsize  # read x, write y; read gamma, beta and the scalar alpha
+        # Nothing to save: backward reads dy and x (tanh(alpha x) is recomputed) and gamma, alpha, and writes
+        # dx, dgamma, dbeta, dalpha. Activations: 2 forward + 3 backward passes. Vectors: gamma, beta, gamma,
+        # dgamma, dbeta. Scalars: alpha twice, dalpha.
+        return 5 * act + 5 * par + 3 * itemsize
