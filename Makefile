@@ -31,3 +31,7 @@ bench:
 
 bench-compare:
 	$(PY) -m pytest -q -m bench tests/test_microbench.py --benchmark-enable --benchmark-compare --benchmark-compare-fail=$(BENCH_FAIL) --benchmark-columns=median,iqr,rounds
+
+# On a machine with a GPU: a short GPU suite and the GPU-only tests (exit 2 without CUDA).
+gpu-check:
+	VENV=$(VENV) bash scripts/gpu_check.sh

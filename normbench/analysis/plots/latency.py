@@ -8,11 +8,17 @@ import itertools
 from normbench.analysis.plots import register_plot, save
 
 
+FIGURE_KEYS = ["device", "tokens", "cache", "input", "stat"]  # one figure per combination
+
+
 def _wide(frame):
     ok = frame[frame["status"] == "ok"]
-    metrics = ["time_median", "time_p20", "time_p80", "gbps", "copy_time_median", "copy_gbps"]
+    defaults = {"cache": "warm", "input": "normal", "stat": "median"}  # runs from before these parameters
+    ok = ok.assign(**{k: ok[k].fillna(v) if k in ok else v for k, v in defaults.items()})
+    metrics = ["time_median", "time_min", "time_p20", "time_p80", "gbps", "copy_time_median", "copy_time_min",
+               "copy_gbps"]
     wide = ok[ok["metric"].isin(metrics)].pivot_table(
-        index=["device", "dtype", "mode", "tokens", "hidden", "norm", "impl"], columns="metric", values="value",
+        index=FIGURE_KEYS + ["dtype", "mode", "hidden", "norm", "impl"], columns="metric", values="value",
         aggfunc="first").reset_index()
     return wide
 
@@ -25,11 +31,13 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
     paths = []
     if wide.empty:
         return paths
-    for (device, tokens), fig_rows in wide.groupby(["device", "tokens"]):
+    for (device, tokens, cache, input_, stat), fig_rows in wide.groupby(FIGURE_KEYS):
+        if fig_rows["hidden"].nunique() < 2:
+            continue  # a line needs two hidden sizes
         modes, dtypes = sorted(fig_rows["mode"].unique()), sorted(fig_rows["dtype"].unique())
         for metric, ylabel, copy_metric, stem in (
-            ("time_median", "median time per call (s)", "copy_time_median", "latency"),
-            ("gbps", "GB/s (byte model)", "copy_gbps", "bandwidth"),
+            (f"time_{stat}", f"{stat} time per call (s)", f"copy_time_{stat}", "latency"),
+            ("gbps", f"GB/s (byte model, {stat} time)", "copy_gbps", "bandwidth"),
         ):
             fig, axes = plt.subplots(len(modes), len(dtypes), figsize=(5 * len(dtypes), 3.6 * len(modes)),
                                      squeeze=False, sharex=True)
@@ -39,11 +47,12 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 for (norm, impl), line in rows[rows["norm"] != "identity"].groupby(["norm", "impl"]):
                     line = line.sort_values("hidden")
                     ax.plot(line["hidden"], line[metric], marker="o", ms=3, label=f"{norm}:{impl}")
-                    if metric == "time_median" and "time_p20" in line:
+                    if metric == "time_median" and "time_p20" in line:  # p20-p80 band around the median
                         ax.fill_between(line["hidden"], line["time_p20"], line["time_p80"], alpha=0.15)
-                probe = rows.drop_duplicates("hidden").sort_values("hidden")
-                if copy_metric in probe and probe[copy_metric].notna().any():
-                    ax.plot(probe["hidden"], probe[copy_metric], "k--", lw=1.5, label="copy probe (same run)")
+                if copy_metric in rows and rows[copy_metric].notna().any():
+                    # each case times its own copy probe; the line is their median per hidden size
+                    probe = rows.groupby("hidden")[copy_metric].median()
+                    ax.plot(probe.index, probe.values, "k--", lw=1.5, label="copy probe (median over cases)")
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
                 ax.set_title(f"{mode}, {dtype}", fontsize=9)
@@ -51,6 +60,7 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 ax.set_ylabel(ylabel if j == 0 else "")
                 ax.set_xlabel("hidden size" if i == len(modes) - 1 else "")
             axes[0][-1].legend(fontsize=7, loc="best")
-            fig.suptitle(f"{stem.capitalize()} vs hidden, tokens={tokens}, {device} — {machine}", fontsize=10)
-            paths.append(save(fig, out_dir, f"{stem}_{device}_tokens{tokens}", fmt))
+            fig.suptitle(f"{stem.capitalize()} vs hidden, tokens={tokens}, {device}, {cache} cache, {input_} input "
+                         f"— {machine}", fontsize=10)
+            paths.append(save(fig, out_dir, f"{stem}_{device}_tokens{tokens}_{cache}_{input_}", fmt))
     return paths
