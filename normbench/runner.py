@@ -77,7 +77,9 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
     return rows, status, error
 
 
-def run_cases(store: RunStore, cases: list[Case], ctx: RunContext, *, session: int, progress=None, say=print) -> RunOutcome:
+def run_cases(
+    store: RunStore, cases: list[Case], ctx: RunContext, *, session: int, progress=None, say=print
+) -> RunOutcome:
     outcome = RunOutcome()
     with _StopAfterCase(say) as stop:
         for case in cases:

@@ -22,9 +22,15 @@ copy_probe = false
 """
 
 
-def tiny_latency_suite(name: str = "tiny", norms: str = '["layernorm", "rmsnorm"]', sweep: str = "tokens = [8]\nhidden = [16]",
-                       params: str = TINY_PARAMS) -> str:
-    return f'name = "{name}"\n\n[[bench]]\nkind = "latency"\nnorms = {norms}\n[bench.sweep]\n{sweep}\n{params}'
+def tiny_latency_suite(
+    name: str = "tiny",
+    norms: str = '["layernorm", "rmsnorm"]',
+    sweep: str = "tokens = [8]\nhidden = [16]",
+    params: str = TINY_PARAMS,
+) -> str:
+    return (
+        f'name = "{name}"\n\n[[bench]]\nkind = "latency"\nnorms = {norms}\n[bench.sweep]\n{sweep}\n{params}'
+    )
 
 
 @pytest.fixture
@@ -62,7 +68,9 @@ def make_child_env(**extra: str) -> dict[str, str]:
     """The environment of a real `normbench` process: this checkout first on the path, the test-only norms
     importable (NORMBENCH_PLUGINS=normbench_test_norms loads them), no debug unless asked."""
     env = {k: v for k, v in os.environ.items() if k not in ("NORMBENCH_DEBUG", "NORMBENCH_PLUGINS")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(PLUGINS_DIR), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(PLUGINS_DIR), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep
+    )
     env.update(extra)
     return env
 
@@ -78,8 +86,14 @@ def normbench_proc(tmp_path):
     """normbench_proc(*args, extra_env=None) -> CompletedProcess of `python -m normbench ARGS` (cwd: tmp dir)."""
 
     def run(*args, extra_env: dict | None = None, timeout: float = 120):
-        return subprocess.run([sys.executable, "-m", "normbench", *map(str, args)], cwd=tmp_path,
-                              env=make_child_env(**(extra_env or {})), capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "normbench", *map(str, args)],
+            cwd=tmp_path,
+            env=make_child_env(**(extra_env or {})),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     return run
 

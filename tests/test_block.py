@@ -13,8 +13,16 @@ from normbench.benches.block import BLOCKS, build_block, folded_fn, unfolded_fn
 
 
 def _params(**kw):
-    return {"block": "batchnorm_folded", "tokens": 32, "hidden": 48, "dtype": "fp64", "device": "cpu",
-            "eps": 1e-5, "seed": 0, **kw}
+    return {
+        "block": "batchnorm_folded",
+        "tokens": 32,
+        "hidden": 48,
+        "dtype": "fp64",
+        "device": "cpu",
+        "eps": 1e-5,
+        "seed": 0,
+        **kw,
+    }
 
 
 def test_fold_is_exact_algebra_in_float64():
@@ -22,13 +30,16 @@ def test_fold_is_exact_algebra_in_float64():
     linear, _, built = build_block(p, torch.float64)
     x = torch.randn(32, 48, dtype=torch.float64)
     with torch.no_grad():
-        torch.testing.assert_close(folded_fn(linear, built, p["eps"])(x), unfolded_fn(linear, built)(x),
-                                   rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(
+            folded_fn(linear, built, p["eps"])(x), unfolded_fn(linear, built)(x), rtol=1e-12, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_folded_equals_unfolded_within_dtype_tolerance(dtype):
-    m, _, status, error = run("block", None, None, block="batchnorm_folded", tokens=128, hidden=256, dtype=dtype)
+    m, _, status, error = run(
+        "block", None, None, block="batchnorm_folded", tokens=128, hidden=256, dtype=dtype
+    )
     assert status == "ok", error
     assert 0 < m["fold_max_diff"] <= m["fold_tolerance"]
 
@@ -66,8 +77,10 @@ def test_block_report_shows_fold_check(tmp_path):
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite
 
-    suite = parse_suite('name = "b"\n[[bench]]\nkind = "block"\n[bench.sweep]\nblock = ["linear", "batchnorm", '
-                        '"batchnorm_folded"]\n[bench.params]\ntokens = 32\nhidden = 32\nsamples = 3\nwarmup = 1\n')
+    suite = parse_suite(
+        'name = "b"\n[[bench]]\nkind = "block"\n[bench.sweep]\nblock = ["linear", "batchnorm", '
+        '"batchnorm_folded"]\n[bench.params]\ntokens = 32\nhidden = 32\nsamples = 3\nwarmup = 1\n'
+    )
     store = RunStore.create(tmp_path, {"run_id": "r"})
     for case in expand(suite):
         from normbench.benches import RunContext

@@ -49,11 +49,14 @@ def test_only_runs_the_matching_cases_and_remembers_the_selection(cli, write_sui
     assert set(store.read()["impl"]) == {"module"}
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--only", "no-such-case"], "error: no case matches the --only/--shard selection"),
-    (["--shard", "3/2"], "error: --shard '3/2': need 1 <= i <= N"),
-    (["--shard", "half"], "error: --shard 'half': expected i/N, e.g. 2/8"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--only", "no-such-case"], "error: no case matches the --only/--shard selection"),
+        (["--shard", "3/2"], "error: --shard '3/2': need 1 <= i <= N"),
+        (["--shard", "half"], "error: --shard 'half': expected i/N, e.g. 2/8"),
+    ],
+)
 def test_bad_selection_exits_2(cli, write_suite, tiny_suite, args, message):
     result = cli("run", write_suite(tiny_suite()), "--dry-run", *args)
     assert result.exit_code == 2
@@ -66,7 +69,9 @@ def test_run_without_a_suite_says_what_to_give(cli):
     assert result.stderr.startswith("error: give a suite file")
 
 
-def test_run_without_progress_output_when_quiet_and_one_line_per_case_otherwise(cli, write_suite, tiny_suite, tmp_path):
+def test_run_without_progress_output_when_quiet_and_one_line_per_case_otherwise(
+    cli, write_suite, tiny_suite, tmp_path
+):
     suite = write_suite(tiny_suite(norms='["identity"]', sweep="tokens = [8]\nhidden = [16, 32]"))
     quiet = cli("run", suite, "--quiet", "--results", tmp_path / "a")
     assert quiet.exit_code == 0 and "[1/2]" not in quiet.stderr
@@ -86,8 +91,10 @@ def test_validate_ok_and_bad_together(cli, write_suite, tiny_suite):
     both = cli("validate", good, bad)
     assert both.exit_code == 2
     assert f"{good}: ok — 12 cases (12 latency)" in both.stdout
-    assert both.stderr.splitlines()[:2] == [f"{bad}: bench[0].sweep.hidden[0]: -1 must be >= 1",
-                                            f"{bad}: 1 problem; nothing was run"]
+    assert both.stderr.splitlines()[:2] == [
+        f"{bad}: bench[0].sweep.hidden[0]: -1 must be >= 1",
+        f"{bad}: 1 problem; nothing was run",
+    ]
 
 
 def test_validate_missing_file(cli, tmp_path):
@@ -156,13 +163,16 @@ def test_report_json_cells_are_the_stored_medians(cli, tiny_run):
         assert row["fastest"] == min(contenders, key=contenders.get)
 
 
-@pytest.mark.parametrize(("fmt", "check"), [
-    ("github", lambda t: "### Latency: median time per call" in t and "| layernorm:module" in t),
-    ("md", lambda t: t.startswith("# normbench report") and "### Latency: median time per call" in t),
-    ("plain", lambda t: t.startswith("Latency: median time per call\n") and "|" not in t),
-    ("latex", lambda t: t.startswith("% Latency: median time per call") and "\\begin{tabular}" in t),
-    ("csv", lambda t: t.startswith("# Latency: median time per call\n")),
-])
+@pytest.mark.parametrize(
+    ("fmt", "check"),
+    [
+        ("github", lambda t: "### Latency: median time per call" in t and "| layernorm:module" in t),
+        ("md", lambda t: t.startswith("# normbench report") and "### Latency: median time per call" in t),
+        ("plain", lambda t: t.startswith("Latency: median time per call\n") and "|" not in t),
+        ("latex", lambda t: t.startswith("% Latency: median time per call") and "\\begin{tabular}" in t),
+        ("csv", lambda t: t.startswith("# Latency: median time per call\n")),
+    ],
+)
 def test_report_formats(cli, tiny_run, fmt, check):
     results, run_id = tiny_run
     result = cli("report", "--format", fmt, "--results", results)  # 'latest' by default
@@ -179,7 +189,11 @@ def test_report_csv_parses_with_one_column_per_implementation(cli, tiny_run):
     rows = list(csv.DictReader(io.StringIO("\n".join(first[1:]))))
     assert [r["hidden"] for r in rows] == ["16", "32"]
     assert {c for c in rows[0] if ":" in c and not c.startswith("speedup")} == set(
-        f"{n}:{i}" for n in ("layernorm", "rmsnorm") for i, info in all_norms()[n].impls.items() if info.default)
+        f"{n}:{i}"
+        for n in ("layernorm", "rmsnorm")
+        for i, info in all_norms()[n].impls.items()
+        if info.default
+    )
 
 
 def test_report_to_a_file_and_bad_format(cli, tiny_run, tmp_path):
@@ -201,7 +215,9 @@ def test_env_json(cli):
     assert result.exit_code == 0
     env = json.loads(result.stdout)
     assert env["torch"] == torch.__version__ and env["cpu_count"] == os.cpu_count()
-    assert env["torch_threads"] == torch.get_num_threads() and env["cuda_available"] == torch.cuda.is_available()
+    assert (
+        env["torch_threads"] == torch.get_num_threads() and env["cuda_available"] == torch.cuda.is_available()
+    )
     assert env["python"] == ".".join(map(str, sys.version_info[:3]))
 
 
@@ -219,7 +235,9 @@ print(json.dumps({"code": code, "heavy": heavy, "seconds": time.perf_counter() -
 
 
 def test_help_does_not_import_torch(child_env, record_property):
-    proc = subprocess.run([sys.executable, "-c", HELP_PROBE], capture_output=True, text=True, env=child_env(), timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE], capture_output=True, text=True, env=child_env(), timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     probe = json.loads(proc.stdout.splitlines()[-1])
     assert probe["code"] == 0
@@ -231,6 +249,8 @@ def test_help_does_not_import_torch(child_env, record_property):
     script = Path(sys.executable).with_name("normbench")
     if script.exists():  # the console script, as a user runs it: wall time recorded, never asserted
         start = time.perf_counter()
-        done = subprocess.run([str(script), "--help"], capture_output=True, text=True, env=child_env(), timeout=60)
+        done = subprocess.run(
+            [str(script), "--help"], capture_output=True, text=True, env=child_env(), timeout=60
+        )
         record_property("help_wall_s", round(time.perf_counter() - start, 3))
         assert done.returncode == 0 and "Usage" in done.stdout

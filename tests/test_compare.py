@@ -20,16 +20,27 @@ ENV = {"hostname": "h", "cpu": "cpu", "torch": "2.13.0", "torch_threads": 2, "cp
 PARAMS = {"tokens": 64, "hidden": 256, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
 
 
-def _store_run(root: Path, run_id: str, medians: dict[str, float], statuses: dict[str, str] | None = None,
-               env: dict | None = None) -> None:
+def _store_run(
+    root: Path,
+    run_id: str,
+    medians: dict[str, float],
+    statuses: dict[str, str] | None = None,
+    env: dict | None = None,
+) -> None:
     """A run with one latency case per impl; 12 raw samples tightly spread around the given median."""
     store = RunStore.create(root, {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": "t"})
     for impl, median in medians.items():
         params = dict(PARAMS)
         case = Case("latency", "layernorm", impl, params, 0, case_id("latency", "layernorm", impl, params))
         status = (statuses or {}).get(impl, "ok")
-        rows = [] if status != "ok" else [
-            {"metric": "time", "unit": "s", "value": median * (1 + (i - 5.5) / 200), "sample": i} for i in range(12)]
+        rows = (
+            []
+            if status != "ok"
+            else [
+                {"metric": "time", "unit": "s", "value": median * (1 + (i - 5.5) / 200), "sample": i}
+                for i in range(12)
+            ]
+        )
         store.write_case(case, rows, status, None if status == "ok" else "FloatingPointError: NaN")
 
 
@@ -55,8 +66,11 @@ def test_golden_table(runs):
 def test_marks_and_regression_exit(runs):
     result = _compare(runs, "--format", "csv", "--fail-on-regression")
     assert result.exit_code == 1
-    marks = {line.split(",")[2].split()[0].split(":")[1]: line.split(",")[0]
-             for line in result.output.splitlines()[2:] if line.count(",") > 5}
+    marks = {
+        line.split(",")[2].split()[0].split(":")[1]: line.split(",")[0]
+        for line in result.output.splitlines()[2:]
+        if line.count(",") > 5
+    }
     assert marks == {"module": " ", "functional": "+", "composite": "-"}
 
 
@@ -103,15 +117,46 @@ copy_probe = false
 def test_slowed_implementation_is_the_only_regression(tmp_path):
     suite = tmp_path / "slowed.toml"
     suite.write_text(SLOW_SUITE)
-    env = {**os.environ, "NORMBENCH_PLUGINS": "compare_plugin",
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "NORMBENCH_PLUGINS": "compare_plugin",
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
+    }
     # one thread: with two, OMP barriers on a busy 2-core machine turn a 10 µs op into a scheduler quantum
-    cmd = [sys.executable, "-m", "normbench", "run", str(suite), "--quiet", "--threads", "1", "--results", str(tmp_path / "r")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench",
+        "run",
+        str(suite),
+        "--quiet",
+        "--threads",
+        "1",
+        "--results",
+        str(tmp_path / "r"),
+    ]
     subprocess.run(cmd, env=env, check=True, timeout=120)
     subprocess.run(cmd, env={**env, "NORMBENCH_TEST_SLOW": "1"}, check=True, timeout=120)
     runs = sorted(p.name for p in (tmp_path / "r").iterdir())
-    out = subprocess.run([sys.executable, "-m", "normbench", "compare", *runs, "--results", str(tmp_path / "r"),
-                          "--format", "csv", "--factor", "3"], env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "normbench",
+            "compare",
+            *runs,
+            "--results",
+            str(tmp_path / "r"),
+            "--format",
+            "csv",
+            "--factor",
+            "3",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     rows = [line.split(",") for line in out.stdout.splitlines()[2:] if line.count(",") > 5]
     flagged = sorted((r[0], r[2]) for r in rows if r[0] in "+-~!" and r[0] != " ")
     assert [m for m, _ in flagged] == ["+", "+"], out.stdout

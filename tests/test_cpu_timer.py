@@ -35,9 +35,13 @@ def test_fake_clock_samples_are_exact_and_the_inner_loop_reaches_min_sample(monk
     monkeypatch.setattr(cpu_module, "time", SimpleNamespace(perf_counter_ns=clock.perf_counter_ns))
     timer = CpuTimer(warmup=4, samples=9, min_sample_s=1e-3)
     s = timer.measure(clock.fn)
-    assert s.times == pytest.approx([37e-6] * 9, rel=1e-12)  # per-call mean of each sample, no loop overhead on a fake clock
+    assert s.times == pytest.approx(
+        [37e-6] * 9, rel=1e-12
+    )  # per-call mean of each sample, no loop overhead on a fake clock
     assert s.inner * 37e-6 >= 1e-3  # each sample lasts at least min_sample_s
-    assert s.inner <= math.ceil(1e-3 / 37e-6 * 1.2)  # and the calibration overshoots by its 20% margin at most
+    assert s.inner <= math.ceil(
+        1e-3 / 37e-6 * 1.2
+    )  # and the calibration overshoots by its 20% margin at most
     assert (s.warmup, s.timer) == (4, "cpu-perf_counter")
 
 

@@ -10,7 +10,10 @@ import pytest
 import torch
 from latency_helpers import run
 
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
 
 
 def _sleep_kernel_seconds(cycles: int) -> float:
@@ -28,7 +31,9 @@ def test_events_time_a_known_length_kernel():
 
     cycles = 2_000_000
     expected = _sleep_kernel_seconds(cycles)
-    s = CudaTimer(samples=10, warmup=2, cache="warm", min_sample_s=1e-9).measure(lambda: torch.cuda._sleep(cycles))
+    s = CudaTimer(samples=10, warmup=2, cache="warm", min_sample_s=1e-9).measure(
+        lambda: torch.cuda._sleep(cycles)
+    )
     assert s.inner == 1 and len(s.times) == 10
     # the clock may boost or throttle between the read and the run: a factor 2, not a speed target
     assert expected / 2 < statistics.median(s.times) < expected * 2
@@ -40,7 +45,9 @@ def test_flush_buffer_is_twice_l2_and_evicts():
 
     l2, _ = gpu_l2_bytes()
     assert flush_buffer("cuda").nbytes >= 2 * l2
-    x = torch.randn(max(l2 // 16, 2**18), device="cuda")  # a quarter of L2 read, a quarter written: L2-resident
+    x = torch.randn(
+        max(l2 // 16, 2**18), device="cuda"
+    )  # a quarter of L2 read, a quarter written: L2-resident
     warm = CudaTimer(samples=30, cache="warm", min_sample_s=1e-9).measure(lambda: x.clone())
     cold = CudaTimer(samples=30, cache="cold").measure(lambda: x.clone())
     assert statistics.median(cold.times) > statistics.median(warm.times)
@@ -59,22 +66,43 @@ def test_graph_mode_subtracts_the_flush():
 @pytest.mark.parametrize("mode", ["fwd", "fwd+bwd"])
 @pytest.mark.parametrize("cache", ["cold", "warm"])
 def test_latency_bench_on_cuda(mode, cache):
-    m, rows, status, error = run("latency", "layernorm", "module", tokens=1024, hidden=1024, device="cuda",
-                                 dtype="bf16", mode=mode, cache=cache)
+    m, rows, status, error = run(
+        "latency",
+        "layernorm",
+        "module",
+        tokens=1024,
+        hidden=1024,
+        device="cuda",
+        dtype="bf16",
+        mode=mode,
+        cache=cache,
+    )
     assert status == "ok", error
     assert 0 < m["copy_fraction"] and m["err_ratio_max"] <= 2
     assert m["peak_mem"] >= 1024 * 1024 * 2  # at least the output
 
 
 def test_identity_peak_memory_is_exactly_the_output():
-    m, _, status, error = run("latency", "identity", "copy", tokens=1024, hidden=1024, device="cuda", copy_probe=False)
+    m, _, status, error = run(
+        "latency", "identity", "copy", tokens=1024, hidden=1024, device="cuda", copy_probe=False
+    )
     assert status == "ok", error
     assert m["peak_mem"] == 1024 * 1024 * 4
 
 
 def test_graph_mode_bench_case():
-    m, _, status, error = run("latency", "rmsnorm", "functional", tokens=4096, hidden=4096, device="cuda",
-                              dtype="bf16", cache="cold", cuda_graph=True, samples=10)
+    m, _, status, error = run(
+        "latency",
+        "rmsnorm",
+        "functional",
+        tokens=4096,
+        hidden=4096,
+        device="cuda",
+        dtype="bf16",
+        cache="cold",
+        cuda_graph=True,
+        samples=10,
+    )
     assert status == "ok", error
     assert m["time_median"] > 0
 

@@ -44,11 +44,17 @@ def cases_of(text: str):
 
 def test_expansion_is_norm_impls_times_the_cartesian_product():
     cases = cases_of(SUITE)
-    pairs = [("layernorm", i) for i, info in get_norm("layernorm").impls.items() if info.default] + [("rmsnorm", "composite")]
+    pairs = [("layernorm", i) for i, info in get_norm("layernorm").impls.items() if info.default] + [
+        ("rmsnorm", "composite")
+    ]
     assert len(cases) == len(pairs) * 2 * 3 * 2
     assert [(c.norm, c.impl) for c in cases[::12]] == pairs
     grid = [(c.norm, c.impl, c.params["tokens"], c.params["hidden"], c.params["mode"]) for c in cases]
-    assert grid == [(n, i, *rest) for n, i in pairs for rest in itertools.product([8, 64], [16, 32, 48], ["fwd", "fwd+bwd"])]
+    assert grid == [
+        (n, i, *rest)
+        for n, i in pairs
+        for rest in itertools.product([8, 64], [16, 32, 48], ["fwd", "fwd+bwd"])
+    ]
     assert all(c.params["samples"] == 3 and c.params["dtype"] == "fp32" for c in cases)
 
 
@@ -68,7 +74,9 @@ def test_an_integer_where_a_number_is_expected_gives_the_same_id():
     assert {c.case_id for c in cases_of(SUITE + "min_sample_s = 1\n")} == as_float
 
 
-@pytest.mark.parametrize("changed", ["samples = 4", "seed = 1", 'dtype = "bf16"', "eps = 1e-6", "copy_probe = false"])
+@pytest.mark.parametrize(
+    "changed", ["samples = 4", "seed = 1", 'dtype = "bf16"', "eps = 1e-6", "copy_probe = false"]
+)
 def test_any_changed_parameter_changes_every_id(changed):
     base = {c.case_id for c in cases_of(SUITE)}
     text = SUITE.replace("samples = 3", changed) if changed.startswith("samples") else SUITE + changed + "\n"
@@ -105,8 +113,9 @@ def test_only_selects_by_substring_and_glob_anywhere_in_the_label():
     assert select(cases, ["*:composite"]) == composite
     assert select(cases, ["layernorm:*"]) == [c for c in cases if c.norm == "layernorm"]
     assert select(cases, ["hidden=48"]) == [c for c in cases if c.params["hidden"] == 48]
-    assert select(cases, ["mode=fwd+bwd", "tokens=64 "]) == [c for c in cases if c.params["mode"] == "fwd+bwd"
-                                                              or c.params["tokens"] == 64]
+    assert select(cases, ["mode=fwd+bwd", "tokens=64 "]) == [
+        c for c in cases if c.params["mode"] == "fwd+bwd" or c.params["tokens"] == 64
+    ]
     assert select(cases, ["no-such-case"]) == []
 
 

@@ -22,8 +22,10 @@ needs_no_cuda = pytest.mark.skipif(not _no_cuda(), reason="the skip path needs a
 def statuses(results) -> dict[tuple[str, str, str], tuple[str, str]]:
     """(norm, impl, device) -> (status, error) per stored case."""
     frame = RunStore.open(results, "latest").read().drop_duplicates("case_id")
-    return {(r.norm, r.impl, r.device): (r.status, r.error if isinstance(r.error, str) else None)
-            for r in frame.itertuples()}
+    return {
+        (r.norm, r.impl, r.device): (r.status, r.error if isinstance(r.error, str) else None)
+        for r in frame.itertuples()
+    }
 
 
 @needs_no_cuda
@@ -31,9 +33,16 @@ def test_raising_and_nan_impls_are_stored_failed_and_the_run_goes_on(tmp_path, n
     """Test-only norms come in through NORMBENCH_PLUGINS, in a real process as a user's plugin would."""
     (tmp_path / "fail.toml").write_text(
         'name = "failures"\n[[bench]]\nkind = "latency"\nnorms = ["broken", "identity"]\n'
-        f"[bench.sweep]\ntokens = [8]\nhidden = [16]\n[bench.params]\n{TINY}" + CUDA_CASE)
-    proc = normbench_proc("run", "fail.toml", "--quiet", "--results", "results",
-                          extra_env={"NORMBENCH_PLUGINS": "normbench_test_norms"})
+        f"[bench.sweep]\ntokens = [8]\nhidden = [16]\n[bench.params]\n{TINY}" + CUDA_CASE
+    )
+    proc = normbench_proc(
+        "run",
+        "fail.toml",
+        "--quiet",
+        "--results",
+        "results",
+        extra_env={"NORMBENCH_PLUGINS": "normbench_test_norms"},
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "2 failed, 1 ok, 1 skipped" in proc.stderr
@@ -55,7 +64,7 @@ def test_raising_and_nan_impls_are_stored_failed_and_the_run_goes_on(tmp_path, n
 
     report = cli("report", "--results", results, "--format", "plain")  # the report lists them, with reasons
     assert report.exit_code == 0, report.output
-    section = report.stdout[report.stdout.index("Cases not ok"):]
+    section = report.stdout[report.stdout.index("Cases not ok") :]
     for reason in (raised, nan, "CUDA is not available on this machine"):
         assert reason in section
 
@@ -64,7 +73,8 @@ def test_raising_and_nan_impls_are_stored_failed_and_the_run_goes_on(tmp_path, n
 def test_skipped_cases_alone_do_not_fail_the_run(tmp_path, cli):
     (tmp_path / "skip.toml").write_text(
         f'name = "skips"\n[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.sweep]\ntokens = [8]\nhidden = [16]\n'
-        f"[bench.params]\n{TINY}" + CUDA_CASE)
+        f"[bench.params]\n{TINY}" + CUDA_CASE
+    )
     result = cli("run", tmp_path / "skip.toml", "--quiet", "--results", tmp_path / "results")
     assert result.exit_code == 0, result.output
     assert "1 ok, 1 skipped" in result.stderr
@@ -84,10 +94,15 @@ def test_runner_turns_exceptions_into_statuses(tmp_path, monkeypatch):
     bench = all_benches()["latency"]
     case = Case("latency", "identity", "copy", {}, 0, "c0")
     for exc, status, error in [
-        (RuntimeError("CUDA out of memory.\nTried to allocate 2 GiB"), "failed", "RuntimeError: CUDA out of memory."),
+        (
+            RuntimeError("CUDA out of memory.\nTried to allocate 2 GiB"),
+            "failed",
+            "RuntimeError: CUDA out of memory.",
+        ),
         (SkipCase("bf16 on cpu: not implemented"), "skipped", "bf16 on cpu: not implemented"),
         (UnavailableCase("liger_kernel not importable"), "unavailable", "liger_kernel not importable"),
     ]:
+
         def raise_it(case, ctx, exc=exc):
             raise exc
 

@@ -22,7 +22,9 @@ hidden = 16
 """
 
 
-def _write(tmp_path, base=BASE, top_bench='norms = ["layernorm:module"]\n[bench.params]\ntokens = 8\nhidden = 32'):
+def _write(
+    tmp_path, base=BASE, top_bench='norms = ["layernorm:module"]\n[bench.params]\ntokens = 8\nhidden = 32'
+):
     (tmp_path / "base.toml").write_text(base)
     top = tmp_path / "top.toml"
     top.write_text(f'name = "top"\ninclude = ["base.toml"]\n[[bench]]\nkind = "latency"\n{top_bench}\n')

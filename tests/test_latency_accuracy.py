@@ -39,7 +39,9 @@ def test_wrong_variance_is_flagged_by_the_ratio(broken_norm):
 
 def test_output_that_changes_during_timing_fails_the_case(broken_norm):
     # 20 samples: the timing loop makes more than the 10 calls the implementation gets right
-    _, _, status, error = run("latency", broken_norm, "drifting", tokens=32, hidden=64, mode="fwd", samples=20)
+    _, _, status, error = run(
+        "latency", broken_norm, "drifting", tokens=32, hidden=64, mode="fwd", samples=20
+    )
     assert status == "failed" and "after the timing loop" in error
 
 
@@ -53,7 +55,9 @@ def test_eager_implementation_has_ratio_one_and_every_gradient_is_compared():
     assert 0 < errs["y"] < 1e-5 and 0 < errs["dx"] < 1e-4  # fp32 against float64
 
 
-@pytest.mark.parametrize("norm, impl", [("dyt", "functional"), ("batchnorm", "eval"), ("rmsnorm", "composite")])
+@pytest.mark.parametrize(
+    "norm, impl", [("dyt", "functional"), ("batchnorm", "eval"), ("rmsnorm", "composite")]
+)
 @pytest.mark.parametrize("dist", ["shifted", "lowvar"])
 def test_hard_inputs_give_finite_small_errors(norm, impl, dist):
     m, rows, status, error = run("latency", norm, impl, tokens=64, hidden=64, mode="fwd+bwd", input=dist)
@@ -73,19 +77,38 @@ def test_plugin_norm_is_flagged_in_the_report(tmp_path):
     """End to end: NORMBENCH_PLUGINS registers the broken norm in a `normbench run` subprocess, and the
     report marks it SUSPECT while the correct implementation stays ok."""
     suite = tmp_path / "broken.toml"
-    suite.write_text('name = "broken"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm_broken:unbiased", '
-                     '"layernorm_broken:module"]\n[bench.sweep]\ntokens = [32]\nhidden = [64]\n'
-                     '[bench.params]\nsamples = 3\nwarmup = 1\nmemory = false\n')
-    env = {**os.environ, "NORMBENCH_PLUGINS": "latency_broken_norms",
-           "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+    suite.write_text(
+        'name = "broken"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm_broken:unbiased", '
+        '"layernorm_broken:module"]\n[bench.sweep]\ntokens = [32]\nhidden = [64]\n'
+        "[bench.params]\nsamples = 3\nwarmup = 1\nmemory = false\n"
+    )
+    env = {
+        **os.environ,
+        "NORMBENCH_PLUGINS": "latency_broken_norms",
+        "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]),
+    }
     base = [sys.executable, "-m", "normbench"]
-    done = subprocess.run(base + ["run", str(suite), "--results", str(tmp_path), "--quiet", "--threads", "1"],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        base + ["run", str(suite), "--results", str(tmp_path), "--quiet", "--threads", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    report = subprocess.run(base + ["report", "latest", "--results", str(tmp_path)], env=env,
-                            capture_output=True, text=True, timeout=120).stdout
-    accuracy = report[report.index("Accuracy vs float64"):]
-    lines = {cell.strip(): line for line in accuracy.splitlines() for cell in line.split("|")
-             if cell.strip().startswith("layernorm_broken:")}
+    report = subprocess.run(
+        base + ["report", "latest", "--results", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    accuracy = report[report.index("Accuracy vs float64") :]
+    lines = {
+        cell.strip(): line
+        for line in accuracy.splitlines()
+        for cell in line.split("|")
+        if cell.strip().startswith("layernorm_broken:")
+    }
     assert "SUSPECT" in lines["layernorm_broken:unbiased"]
     assert "SUSPECT" not in lines["layernorm_broken:module"]

@@ -11,8 +11,14 @@ from latency_helpers import make_case, run
 from normbench.errors import SuiteError
 from normbench.suite.load import parse_suite
 
-NORMS = [("layernorm", "module"), ("rmsnorm", "functional"), ("batchnorm", "train"), ("batchnorm", "eval"),
-         ("dyt", "module"), ("dyt", "functional")]
+NORMS = [
+    ("layernorm", "module"),
+    ("rmsnorm", "functional"),
+    ("batchnorm", "train"),
+    ("batchnorm", "eval"),
+    ("dyt", "module"),
+    ("dyt", "functional"),
+]
 
 
 @pytest.mark.parametrize("norm, impl", NORMS)
@@ -20,8 +26,15 @@ NORMS = [("layernorm", "module"), ("rmsnorm", "functional"), ("batchnorm", "trai
 def test_case_reports_time_bandwidth_accuracy_memory(norm, impl, mode):
     m, _, status, error = run("latency", norm, impl, tokens=64, hidden=128, mode=mode)
     assert status == "ok", error
-    for metric in ("time_median", "gbps", "copy_fraction", "err_ratio_max", "peak_mem", "first_call_s",
-                   "recheck_max_change"):
+    for metric in (
+        "time_median",
+        "gbps",
+        "copy_fraction",
+        "err_ratio_max",
+        "peak_mem",
+        "first_call_s",
+        "recheck_max_change",
+    ):
         assert metric in m, metric
     assert m["accuracy_suspect"] == 0.0
     assert m["peak_mem"] >= 64 * 128 * 4  # at least the output
@@ -81,8 +94,10 @@ def test_cuda_graph_on_cpu_is_a_validation_error():
     parse_suite(_suite('cuda_graph = true\ndevice = "cuda"'))  # valid (skipped at run time without CUDA)
 
 
-@pytest.mark.parametrize("bad, key", [('cache = "tepid"', "cache"), ('input = "uniform"', "input"),
-                                      ("accuracy_rows = -1", "accuracy_rows")])
+@pytest.mark.parametrize(
+    "bad, key",
+    [('cache = "tepid"', "cache"), ('input = "uniform"', "input"), ("accuracy_rows = -1", "accuracy_rows")],
+)
 def test_bad_new_parameters_name_their_key(bad, key):
     with pytest.raises(SuiteError, match=rf"bench\[0\]\.params\.{key}"):
         parse_suite(_suite(bad))
@@ -95,10 +110,27 @@ def test_report_marks_bandwidth_above_the_copy_as_implausible():
     from normbench.benches.latency import Latency
 
     case = make_case("latency", "layernorm", "module", tokens=8, hidden=8)
-    rows = [{"metric": "time_median", "value": 1e-6}, {"metric": "time_iqr", "value": 0.0},
-            {"metric": "gbps", "value": 30.0}, {"metric": "copy_fraction", "value": 1.5}]
-    frame = pd.DataFrame([{**case.params, "case_id": "c", "norm": "layernorm", "impl": "module", "status": "ok",
-                           "sample": None, "unit": "", **r} for r in rows])
+    rows = [
+        {"metric": "time_median", "value": 1e-6},
+        {"metric": "time_iqr", "value": 0.0},
+        {"metric": "gbps", "value": 30.0},
+        {"metric": "copy_fraction", "value": 1.5},
+    ]
+    frame = pd.DataFrame(
+        [
+            {
+                **case.params,
+                "case_id": "c",
+                "norm": "layernorm",
+                "impl": "module",
+                "status": "ok",
+                "sample": None,
+                "unit": "",
+                **r,
+            }
+            for r in rows
+        ]
+    )
     tables = Latency().report(frame, ReportOptions(machine="test"))
     cell = tables[1].frame.loc[0, "layernorm:module"]
     assert cell.startswith("30.0 (150%") and "above copy" in cell
@@ -111,9 +143,26 @@ def test_report_times_follow_the_cases_statistic_even_when_it_is_constant():
     from normbench.benches.latency import Latency
 
     case = make_case("latency", "layernorm", "module", tokens=8, hidden=8, stat="min")
-    rows = [{"metric": "time_median", "value": 2e-6}, {"metric": "time_min", "value": 1e-6},
-            {"metric": "time_iqr", "value": 0.0}, {"metric": "gbps", "value": 1.0}]
-    frame = pd.DataFrame([{**case.params, "case_id": "c", "norm": "layernorm", "impl": "module", "status": "ok",
-                           "sample": None, "unit": "", **r} for r in rows])
+    rows = [
+        {"metric": "time_median", "value": 2e-6},
+        {"metric": "time_min", "value": 1e-6},
+        {"metric": "time_iqr", "value": 0.0},
+        {"metric": "gbps", "value": 1.0},
+    ]
+    frame = pd.DataFrame(
+        [
+            {
+                **case.params,
+                "case_id": "c",
+                "norm": "layernorm",
+                "impl": "module",
+                "status": "ok",
+                "sample": None,
+                "unit": "",
+                **r,
+            }
+            for r in rows
+        ]
+    )
     grid = Latency().report(frame, ReportOptions(machine="test"))[0]
     assert grid.title == "Latency: min time per call" and grid.frame.loc[0, "layernorm:module"] == "1 µs"

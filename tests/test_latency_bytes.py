@@ -15,18 +15,32 @@ T, H, S = 48, 40, 2  # tokens, hidden, itemsize (bf16)
 # (H x 4 bytes), s = a scalar parameter.
 TRAFFIC = {
     ("layernorm", "fwd"): "read x, write y: A A; read gamma, beta: P P",
-    ("layernorm", "fwd+bwd"): "fwd: A A P P, write mean rstd: R R; bwd: read dy x: A A, gamma: P, mean rstd: R R, "
-                              "write dx: A, dgamma dbeta: P P",
+    (
+        "layernorm",
+        "fwd+bwd",
+    ): "fwd: A A P P, write mean rstd: R R; bwd: read dy x: A A, gamma: P, mean rstd: R R, "
+    "write dx: A, dgamma dbeta: P P",
     ("rmsnorm", "fwd"): "A A; gamma: P",
-    ("rmsnorm", "fwd+bwd"): "fwd: A A P, write rstd: R; bwd: read dy x: A A, gamma: P, rstd: R, write dx: A, dgamma: P",
+    (
+        "rmsnorm",
+        "fwd+bwd",
+    ): "fwd: A A P, write rstd: R; bwd: read dy x: A A, gamma: P, rstd: R, write dx: A, dgamma: P",
     ("batchnorm:eval", "fwd"): "A A; gamma beta running mean var: P P P P",
-    ("batchnorm:eval", "fwd+bwd"): "fwd: A A P P P P; bwd: read dy x: A A, gamma mean var: P P P, write dx: A, "
-                                   "dgamma dbeta: P P",
+    (
+        "batchnorm:eval",
+        "fwd+bwd",
+    ): "fwd: A A P P P P; bwd: read dy x: A A, gamma mean var: P P P, write dx: A, dgamma dbeta: P P",
     ("batchnorm:train", "fwd"): "A A; gamma beta: P P; running mean var read and written: P P P P",
-    ("batchnorm:train", "fwd+bwd"): "fwd: A A P P P P P P, save mean invstd: C C; bwd: read dy x: A A, gamma: P, "
-                                    "saved: C C, write dx: A, dgamma dbeta: P P",
+    (
+        "batchnorm:train",
+        "fwd+bwd",
+    ): "fwd: A A P P P P P P, save mean invstd: C C; bwd: read dy x: A A, gamma: P, "
+    "saved: C C, write dx: A, dgamma dbeta: P P",
     ("dyt", "fwd"): "A A; gamma beta: P P; alpha: s",
-    ("dyt", "fwd+bwd"): "fwd: A A P P s; bwd: read dy x: A A, gamma alpha: P s, write dx: A, dgamma dbeta dalpha: P P s",
+    (
+        "dyt",
+        "fwd+bwd",
+    ): "fwd: A A P P s; bwd: read dy x: A A, gamma alpha: P s, write dx: A, dgamma dbeta dalpha: P P s",
     ("identity", "fwd"): "A A",
     ("identity", "fwd+bwd"): "A A; bwd: read dy, write dx: A A",
 }
@@ -56,11 +70,14 @@ def test_every_norm_has_a_byte_model_for_both_modes():
 
 @pytest.mark.parametrize("stat", ["median", "min"])
 def test_bench_gbps_is_bytes_over_the_chosen_statistic(stat):
-    m, _, status, error = run("latency", "rmsnorm", "module", tokens=T, hidden=H, dtype="bf16", mode="fwd+bwd",
-                              stat=stat)
+    m, _, status, error = run(
+        "latency", "rmsnorm", "module", tokens=T, hidden=H, dtype="bf16", mode="fwd+bwd", stat=stat
+    )
     assert status == "ok", error
     assert m["bytes"] == count(TRAFFIC["rmsnorm", "fwd+bwd"])
     assert m["gbps"] == pytest.approx(m["bytes"] / m[f"time_{stat}"] / 1e9)
-    assert m["copy_gbps"] == pytest.approx(count(TRAFFIC["identity", "fwd+bwd"]) / m[f"copy_time_{stat}"] / 1e9)
+    assert m["copy_gbps"] == pytest.approx(
+        count(TRAFFIC["identity", "fwd+bwd"]) / m[f"copy_time_{stat}"] / 1e9
+    )
     assert m["copy_fraction"] == pytest.approx(m["gbps"] / m["copy_gbps"])
     assert m["above_copy"] == float(m["gbps"] > m["copy_gbps"])

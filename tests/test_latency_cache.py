@@ -24,7 +24,10 @@ def _fake_cache(root, entries):
 
 
 def test_llc_is_the_highest_data_or_unified_level(tmp_path):
-    _fake_cache(tmp_path, [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"), (3, "Unified", "260M")])
+    _fake_cache(
+        tmp_path,
+        [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"), (3, "Unified", "260M")],
+    )
     assert cpu_llc_bytes(tmp_path) == (260 * 2**20, "sysfs L3")
 
 

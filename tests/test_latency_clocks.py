@@ -11,14 +11,19 @@ from normbench.timing import cuda as cuda_mod
 
 def test_clocks_from_nvml(monkeypatch):
     fake = types.SimpleNamespace(
-        NVML_CLOCK_SM=0, NVML_CLOCK_MEM=2,
+        NVML_CLOCK_SM=0,
+        NVML_CLOCK_MEM=2,
         nvmlInit=lambda: None,
         nvmlDeviceGetClockInfo=lambda handle, kind: {0: 1755, 2: 2619}[kind],
         nvmlDeviceGetMaxClockInfo=lambda handle, kind: 1980,
     )
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     monkeypatch.setattr(cuda_mod, "_nvml_handle", lambda pynvml, device: "handle")
-    assert cuda_mod.read_clocks(0) == {"sm_clock_mhz": 1755.0, "sm_clock_max_mhz": 1980.0, "mem_clock_mhz": 2619.0}
+    assert cuda_mod.read_clocks(0) == {
+        "sm_clock_mhz": 1755.0,
+        "sm_clock_max_mhz": 1980.0,
+        "mem_clock_mhz": 2619.0,
+    }
 
 
 def test_clocks_not_read_say_why(monkeypatch):

@@ -19,6 +19,7 @@ def test_rounds_alternate_and_keep_all_samples():
             t = time.perf_counter() + seconds
             while time.perf_counter() < t:
                 pass
+
         return fn
 
     timer = CpuTimer(samples=12, warmup=2, min_sample_s=1e-3)

@@ -13,8 +13,13 @@ EPS = 1e-5
 
 
 def _params(norm, hidden, seed=0):
-    built = norm.build(norm.baseline if norm.name != "batchnorm" else "eval", hidden, eps=EPS,
-                       dtype=torch.float64, device="cpu")
+    built = norm.build(
+        norm.baseline if norm.name != "batchnorm" else "eval",
+        hidden,
+        eps=EPS,
+        dtype=torch.float64,
+        device="cpu",
+    )
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for t in built.params:
@@ -23,7 +28,10 @@ def _params(norm, hidden, seed=0):
 
 
 def _x(tokens=6, hidden=10, seed=1):
-    return torch.randn(tokens, hidden, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 2 + 0.7
+    return (
+        torch.randn(tokens, hidden, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 2
+        + 0.7
+    )
 
 
 def test_layernorm_reference_matches_numpy():
@@ -40,8 +48,13 @@ def test_layernorm_reference_closed_form_unit_affine():
     """gamma = 1, beta = 0: each row has mean 0 and variance v / (v + eps) exactly."""
     norm = get_norm("layernorm")
     x = _x(4, 64)
-    y = norm.reference("module", x, [torch.ones(64, dtype=torch.float64), torch.zeros(64, dtype=torch.float64)],
-                       None, eps=EPS)
+    y = norm.reference(
+        "module",
+        x,
+        [torch.ones(64, dtype=torch.float64), torch.zeros(64, dtype=torch.float64)],
+        None,
+        eps=EPS,
+    )
     v = x.var(1, unbiased=False)
     torch.testing.assert_close(y.mean(1), torch.zeros(4, dtype=torch.float64), atol=1e-12, rtol=0)
     torch.testing.assert_close(y.var(1, unbiased=False), v / (v + EPS), atol=1e-12, rtol=1e-12)
@@ -75,18 +88,30 @@ def test_dyt_reference_matches_numpy():
     built, (alpha, w, b) = _params(norm, 10)
     x = _x()
     expected = w.numpy() * np.tanh(alpha.numpy() * x.numpy()) + b.numpy()
-    np.testing.assert_allclose(norm.reference("module", x, [alpha, w, b], built, eps=EPS).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        norm.reference("module", x, [alpha, w, b], built, eps=EPS).numpy(), expected, rtol=1e-12
+    )
 
 
-@pytest.mark.parametrize("name, impl", [("layernorm", "module"), ("rmsnorm", "module"), ("batchnorm", "train"),
-                                        ("batchnorm", "eval"), ("dyt", "module")])
+@pytest.mark.parametrize(
+    "name, impl",
+    [
+        ("layernorm", "module"),
+        ("rmsnorm", "module"),
+        ("batchnorm", "train"),
+        ("batchnorm", "eval"),
+        ("dyt", "module"),
+    ],
+)
 def test_reference_gradients_match_finite_differences(name, impl):
     """The accuracy bench takes reference gradients from float64 autograd of the formula: check them."""
     norm = get_norm(name)
     built, params = _params(norm, 5)
     x = _x(4, 5).requires_grad_(True)
     params = [p.clone().requires_grad_(True) for p in params]
-    assert torch.autograd.gradcheck(lambda x, *ps: norm.reference(impl, x, list(ps), built, eps=EPS), (x, *params))
+    assert torch.autograd.gradcheck(
+        lambda x, *ps: norm.reference(impl, x, list(ps), built, eps=EPS), (x, *params)
+    )
 
 
 def test_dyt_module_names_and_init():

@@ -13,8 +13,12 @@ SHAPE = (256, 512)  # tokens x hidden: big enough to be kernel-bound, small enou
 def _norm_impls():
     from normbench.norms import all_norms
 
-    return [(n.name, i) for n in all_norms().values() for i, info in n.impls.items()
-            if info.missing_requirement() is None and not i.startswith("compile")]
+    return [
+        (n.name, i)
+        for n in all_norms().values()
+        for i, info in n.impls.items()
+        if info.missing_requirement() is None and not i.startswith("compile")
+    ]
 
 
 @pytest.mark.parametrize(("norm", "impl"), _norm_impls(), ids=lambda v: str(v))
@@ -59,7 +63,9 @@ def test_build_report(benchmark, tmp_path):
     for k, hidden in enumerate([256, 512, 1024, 2048]):
         for impl in ("module", "functional"):
             params = {"tokens": 64, "hidden": hidden, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
-            rows = [{"metric": "time", "unit": "s", "value": 1e-5 * (1 + i / 10), "sample": i} for i in range(10)]
+            rows = [
+                {"metric": "time", "unit": "s", "value": 1e-5 * (1 + i / 10), "sample": i} for i in range(10)
+            ]
             rows += [{"metric": m, "unit": "s", "value": 1e-5} for m in ("time_median", "time_iqr")]
             rows += [{"metric": "gbps", "unit": "GB/s", "value": 10.0}]
             store.write_case(Case("latency", "layernorm", impl, params, 0, f"c{k}{impl}"), rows, "ok", None)

@@ -34,13 +34,21 @@ def _wait_for_first_part(proc, results, timeout=90.0):
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 def test_interrupted_run_resumes_without_running_a_case_twice(tmp_path, tiny_suite, cli, child_env):
     suite = tmp_path / "resume.toml"
-    suite.write_text(tiny_suite(name="resume", sweep="tokens = [8]\nhidden = [16, 32, 64, 128]", params=PARAMS))
+    suite.write_text(
+        tiny_suite(name="resume", sweep="tokens = [8]\nhidden = [16, 32, 64, 128]", params=PARAMS)
+    )
     all_ids = {c.case_id for c in expand(load_suite(suite))}
     assert len(all_ids) == 24
     results = tmp_path / "results"
 
-    proc = subprocess.Popen([sys.executable, "-m", "normbench", "run", str(suite), "--quiet", "--results", str(results)],
-                            cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "normbench", "run", str(suite), "--quiet", "--results", str(results)],
+        cwd=tmp_path,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _wait_for_first_part(proc, results)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=90)
@@ -67,7 +75,9 @@ def test_interrupted_run_resumes_without_running_a_case_twice(tmp_path, tiny_sui
     by_case = frame.groupby("case_id")
     assert set(by_case.groups) == all_ids  # every case stored
     assert (by_case["session"].nunique() == 1).all()  # each case written by one invocation
-    assert (by_case.apply(lambda g: int((g["metric"] == "time").sum()), include_groups=False) == 3).all()  # once each
+    assert (
+        by_case.apply(lambda g: int((g["metric"] == "time").sum()), include_groups=False) == 3
+    ).all()  # once each
     session = by_case["session"].first()
     assert set(session[session == 0].index) == first  # the first invocation's cases were not rerun
     assert set(session[session == 1].index) == all_ids - first  # the resume ran exactly the rest
@@ -100,7 +110,10 @@ def test_resume_refuses_a_new_selection(cli, tmp_path, tiny_run):
     results, run_id = tiny_run
     result = cli("run", "--resume", run_id, "--only", "rmsnorm", "--results", results)
     assert result.exit_code == 2
-    assert result.stderr.splitlines()[0] == "error: --resume keeps the run's own --shard/--only; do not give them again"
+    assert (
+        result.stderr.splitlines()[0]
+        == "error: --resume keeps the run's own --shard/--only; do not give them again"
+    )
 
 
 def test_resume_of_a_complete_run_runs_nothing(cli, tmp_path, tiny_suite):

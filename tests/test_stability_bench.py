@@ -15,8 +15,17 @@ from normbench.runner import run_one
 from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
 
-TINY = {"depth": 2, "d": 16, "ffn": 32, "seq": 16, "batch": 4, "steps": 12, "every": 5, "eval_batches": 2,
-        "data": "markov"}
+TINY = {
+    "depth": 2,
+    "d": 16,
+    "ffn": 32,
+    "seq": 16,
+    "batch": 4,
+    "steps": 12,
+    "every": 5,
+    "eval_batches": 2,
+    "data": "markov",
+}
 
 
 def suite(norms='["layernorm"]', **params) -> str:
@@ -38,9 +47,9 @@ def series(rows, metric):
 
 
 def test_fixed_seed_reproduces_and_another_seed_differs():
-    (a, status_a, _), = run(suite(seed=3, placement="pre"))
-    (b, _, _), = run(suite(seed=3, placement="pre"))
-    (c, _, _), = run(suite(seed=4, placement="pre"))
+    ((a, status_a, _),) = run(suite(seed=3, placement="pre"))
+    ((b, _, _),) = run(suite(seed=3, placement="pre"))
+    ((c, _, _),) = run(suite(seed=4, placement="pre"))
     assert status_a in ("ok", "stuck")
     assert series(a, "loss") == series(b, "loss") and len(series(a, "loss")) == 12
     assert series(a, "model_update") == series(b, "model_update")
@@ -48,7 +57,7 @@ def test_fixed_seed_reproduces_and_another_seed_differs():
 
 
 def test_time_series_rows_have_steps_and_layers():
-    (rows, _, _), = run(suite())
+    ((rows, _, _),) = run(suite())
     steps = sorted({r["step"] for r in rows if r["metric"] == "grad_norm"})
     assert steps == [1, 5, 10, 12]  # step 1, every 5, and the last
     layers = {r["layer"] for r in rows if r["metric"] == "grad_norm" and r["step"] == 1}
@@ -94,7 +103,7 @@ def nan_norm(monkeypatch):
 
 
 def test_forced_nan_is_a_diverged_result_with_its_step(nan_norm):
-    (rows, status, error), = run(suite(norms='["nan_after"]', placement="post", depth=1))
+    ((rows, status, error),) = run(suite(norms='["nan_after"]', placement="post", depth=1))
     assert status == "diverged"
     assert error == "loss not finite at step 7"
     assert [r["value"] for r in rows if r["metric"] == "diverged_step"] == [7.0]
@@ -102,20 +111,23 @@ def test_forced_nan_is_a_diverged_result_with_its_step(nan_norm):
 
 
 def test_a_run_that_learns_nothing_is_stuck():
-    (rows, status, error), = run(suite(steps=1))
+    ((rows, status, error),) = run(suite(steps=1))
     assert status == "stuck" and "unigram" in error
     values = {r["metric"]: r["value"] for r in rows if r.get("step") is None}
     assert values["final_loss"] >= values["unigram_loss"] - 0.1
     assert values["optimal_loss"] < values["unigram_entropy"]
 
 
-@pytest.mark.parametrize("params, where", [
-    ({"depth": 0}, "bench[0].params.depth: 0 must be >= 1"),
-    ({"heads": 3}, "bench[0].params.heads: 3 heads do not divide d=16"),
-    ({"placement": "postln"}, "bench[0].params.placement: 'postln' is not one of"),
-    ({"init": "fixup"}, "bench[0].params.init: 'fixup' is not one of"),
-    ({"lr": -1e-3}, "bench[0].params.lr: -0.001 must be > 0"),
-])
+@pytest.mark.parametrize(
+    "params, where",
+    [
+        ({"depth": 0}, "bench[0].params.depth: 0 must be >= 1"),
+        ({"heads": 3}, "bench[0].params.heads: 3 heads do not divide d=16"),
+        ({"placement": "postln"}, "bench[0].params.placement: 'postln' is not one of"),
+        ({"init": "fixup"}, "bench[0].params.init: 'fixup' is not one of"),
+        ({"lr": -1e-3}, "bench[0].params.lr: -0.001 must be > 0"),
+    ],
+)
 def test_bad_input_is_a_validation_error_naming_the_key(params, where):
     with pytest.raises(SuiteError) as info:
         parse_suite(suite(**params))
@@ -131,8 +143,10 @@ def test_batchnorm_is_refused_at_the_norms_key():
 def test_unreadable_corpus_is_one_clear_line(tmp_path):
     with pytest.raises(CorpusError, match=r"^cannot read the corpus in .*found 0 \*\.py files"):
         load_data("stdlib", seed=0, corpus_dir=str(tmp_path))
-    (_, status, error), = run(suite(data="stdlib", corpus_dir=str(tmp_path)))
-    assert status == "failed" and error.startswith("CorpusError: cannot read the corpus") and "\n" not in error
+    ((_, status, error),) = run(suite(data="stdlib", corpus_dir=str(tmp_path)))
+    assert (
+        status == "failed" and error.startswith("CorpusError: cannot read the corpus") and "\n" not in error
+    )
 
 
 def test_markov_entropy_rate_is_exact():

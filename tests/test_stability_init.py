@@ -22,11 +22,15 @@ def ln(x, eps=1e-5):
 def attention(a, x, heads=2):
     """Causal softmax attention written out: softmax(q k^T / sqrt(d_h) + mask) v, heads concatenated."""
     B, T, d = x.shape
-    q, k, v = (F.linear(x, p.weight, p.bias).view(B, T, heads, d // heads).transpose(1, 2)
-               for p in (a.q_proj, a.k_proj, a.v_proj))
+    q, k, v = (
+        F.linear(x, p.weight, p.bias).view(B, T, heads, d // heads).transpose(1, 2)
+        for p in (a.q_proj, a.k_proj, a.v_proj)
+    )
     scores = q @ k.transpose(-1, -2) / math.sqrt(d // heads)
     scores = scores.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
-    return F.linear((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, d), a.out_proj.weight, a.out_proj.bias)
+    return F.linear(
+        (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, d), a.out_proj.weight, a.out_proj.bias
+    )
 
 
 def ffn(f, x):
@@ -59,7 +63,9 @@ def hand_forward(model, idx, placement):
 def test_init_metrics_match_a_hand_computation(placement):
     data = load_data("markov", seed=1)
     torch.manual_seed(0)
-    model = DecoderLM(ModelConfig(vocab=data.vocab, depth=2, d=D, heads=2, ffn=32, seq=8, placement=placement))
+    model = DecoderLM(
+        ModelConfig(vocab=data.vocab, depth=2, d=D, heads=2, ffn=32, seq=8, placement=placement)
+    )
     rows = init_rows(model, data, P)
     got = {(r["metric"], r["layer"], r["site"]): r["value"] for r in rows}
 
@@ -71,8 +77,8 @@ def test_init_metrics_match_a_hand_computation(placement):
         x, y = sample_windows(data.train, P["batch"], P["seq"], g)
         logits, stream, ln_inputs = hand_forward(model, x, placement)
         loss = F.cross_entropy(logits.reshape(-1, data.vocab), y.reshape(-1))
-        stream_sq += torch.stack([(s ** 2).sum(-1).mean() / D for s in stream]).detach()
-        ln_sq += torch.stack([(s ** 2).sum(-1).mean() / D for s in ln_inputs]).detach()
+        stream_sq += torch.stack([(s**2).sum(-1).mean() / D for s in stream]).detach()
+        ln_sq += torch.stack([(s**2).sum(-1).mean() / D for s in ln_inputs]).detach()
         g2 = torch.autograd.grad(loss, [blk.ffn.fc2.weight for blk in model.blocks])
         grads.append(g2)
         norms.append([float(t.norm()) for t in g2])
@@ -80,16 +86,24 @@ def test_init_metrics_match_a_hand_computation(placement):
             first_inputs = [t.detach().reshape(-1, D)[: P["jacobian_tokens"]] for t in ln_inputs]
 
     for layer in range(3):
-        assert got[("stream_sq_norm", layer, "stream")] == pytest.approx(float(stream_sq[layer]) / 3, rel=1e-5)
+        assert got[("stream_sq_norm", layer, "stream")] == pytest.approx(
+            float(stream_sq[layer]) / 3, rel=1e-5
+        )
     sites = ["1.attn", "1.ffn", "2.attn", "2.ffn"] + (["final"] if placement == "pre" else [])
     for i, site in enumerate(sites):
         layer = 3 if site == "final" else int(site[0])
         assert got[("ln_input_sq_norm", layer, site)] == pytest.approx(float(ln_sq[i]) / 3, rel=1e-5)
         # Jacobian of LN at its input, closed form 1/sqrt(var + eps) (gain 1 at init), against the bench's SVD
         v = first_inputs[i].var(-1, unbiased=False)
-        assert got[("ln_jacobian", layer, site)] == pytest.approx(float((1 / (v + 1e-5).sqrt()).mean()), rel=1e-4)
+        assert got[("ln_jacobian", layer, site)] == pytest.approx(
+            float((1 / (v + 1e-5).sqrt()).mean()), rel=1e-4
+        )
     for layer in (1, 2):
         mean_grad = sum(gs[layer - 1] for gs in grads) / 3
-        assert got[("ffn_grad_norm_of_mean", layer, "fc2")] == pytest.approx(float(mean_grad.norm()), rel=1e-4)
-        assert got[("ffn_grad_mean_of_norms", layer, "fc2")] == pytest.approx(sum(n[layer - 1] for n in norms) / 3, rel=1e-4)
+        assert got[("ffn_grad_norm_of_mean", layer, "fc2")] == pytest.approx(
+            float(mean_grad.norm()), rel=1e-4
+        )
+        assert got[("ffn_grad_mean_of_norms", layer, "fc2")] == pytest.approx(
+            sum(n[layer - 1] for n in norms) / 3, rel=1e-4
+        )
         assert got[("ffn_grad_mean_of_norms", layer, "fc2")] >= got[("ffn_grad_norm_of_mean", layer, "fc2")]

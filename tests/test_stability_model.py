@@ -18,7 +18,14 @@ def make(**kw):
 
 def linears(block):
     a, f = block.attn, block.ffn
-    return {"q_proj": a.q_proj, "k_proj": a.k_proj, "v_proj": a.v_proj, "out_proj": a.out_proj, "fc1": f.fc1, "fc2": f.fc2}
+    return {
+        "q_proj": a.q_proj,
+        "k_proj": a.k_proj,
+        "v_proj": a.v_proj,
+        "out_proj": a.out_proj,
+        "fc1": f.fc1,
+        "fc2": f.fc2,
+    }
 
 
 def test_deepnorm_constants_match_the_paper_table():
@@ -27,7 +34,7 @@ def test_deepnorm_constants_match_the_paper_table():
     for m, alpha, beta in [(6, 1.861, 0.380), (12, 2.213, 0.320), (24, 2.632, 0.269), (100, 3.761, 0.188)]:
         assert tf.deepnorm_alpha(m) == pytest.approx(alpha, abs=1e-3)
         assert tf.deepnorm_beta(m) == pytest.approx(beta, abs=1e-3)
-    assert tf.deepnorm_alpha(12) == 24 ** 0.25 and tf.deepnorm_beta(12) == 96 ** -0.25
+    assert tf.deepnorm_alpha(12) == 24**0.25 and tf.deepnorm_beta(12) == 96**-0.25
 
 
 def test_deepnorm_beta_touches_v_out_fc1_fc2_only():
@@ -57,7 +64,9 @@ def test_depth_scaled_divides_layer_l_by_n_plus_1_minus_l():
         assert tf.depth_scale(layer, depth) == 1 / k
         for name, lin in linears(b_s).items():
             torch.testing.assert_close(lin.weight, linears(b_ref)[name].weight / k, rtol=1e-6, atol=0)
-    assert scaled.blocks[-1].ffn.fc2.weight.equal(ref.blocks[-1].ffn.fc2.weight)  # k_N = 1: top layer unscaled
+    assert scaled.blocks[-1].ffn.fc2.weight.equal(
+        ref.blocks[-1].ffn.fc2.weight
+    )  # k_N = 1: top layer unscaled
 
 
 def test_post_and_deepnorm_block_equations():
@@ -111,4 +120,4 @@ def test_attention_is_causal():
 
 def test_torch_free_choice_lists_match_the_model():
     assert _lm.PLACEMENTS == tf.PLACEMENTS and _lm.INITS == tf.INITS
-    assert math.isclose(tf.deepnorm_alpha(1), 2 ** 0.25)
+    assert math.isclose(tf.deepnorm_alpha(1), 2**0.25)

@@ -4,7 +4,7 @@ from typer.testing import CliRunner
 
 from normbench.cli import app
 
-SUITE = '''
+SUITE = """
 name = "tiny-stability"
 [[bench]]
 kind = "stability"
@@ -37,20 +37,25 @@ batch = 4
 batches = 2
 jacobian_tokens = 4
 data = "markov"
-'''
+"""
 
 
 def test_tiny_suite_runs_and_reports(tmp_path):
     suite = tmp_path / "s.toml"
     suite.write_text(SUITE)
     runner = CliRunner()
-    result = runner.invoke(app, ["run", str(suite), "--results", str(tmp_path / "r"), "--quiet", "--threads", "1"])
+    result = runner.invoke(
+        app, ["run", str(suite), "--results", str(tmp_path / "r"), "--quiet", "--threads", "1"]
+    )
     assert result.exit_code == 0, result.output
     report = runner.invoke(app, ["report", "latest", "--results", str(tmp_path / "r")])
     assert report.exit_code == 0, report.output
     text = report.output
-    for title in ("Stability: final loss, status, step-1 model update, last-LN input norm",
-                  "Init: residual stream ‖x_l‖²/d per layer", "Init: last layer's W² gradient"):
+    for title in (
+        "Stability: final loss, status, step-1 model update, last-LN input norm",
+        "Init: residual stream ‖x_l‖²/d per layer",
+        "Init: last layer's W² gradient",
+    ):
         assert title in text
     assert "Lemma 2 band (Pre-LN)" in text and "L=1" in text and "L=2" in text
     for placement in ("post", "pre", "deepnorm"):

@@ -17,25 +17,37 @@ PARAMS = {"tokens": 8, "hidden": 16, "dtype": "fp32", "eps": 1e-5, "copy_probe":
 
 def make_case(**changes) -> Case:
     params = {**PARAMS, **changes}
-    return Case("latency", "layernorm", "module", params, 0, case_id("latency", "layernorm", "module", params))
+    return Case(
+        "latency", "layernorm", "module", params, 0, case_id("latency", "layernorm", "module", params)
+    )
 
 
 def ok_rows(session: int = 0) -> list[dict]:
-    rows = [{"metric": "time", "unit": "s", "value": 1e-6 * (i + 1), "sample": i, "session": session} for i in range(3)]
-    rows += [{"metric": "time_median", "unit": "s", "value": 2e-6, "session": session},
-             {"metric": "grad_norm", "unit": "1", "value": 0.5, "layer": "block.3", "step": 7, "session": session},
-             {"metric": "inner_loops", "unit": "calls", "value": 12, "session": session}]  # an int value
+    rows = [
+        {"metric": "time", "unit": "s", "value": 1e-6 * (i + 1), "sample": i, "session": session}
+        for i in range(3)
+    ]
+    rows += [
+        {"metric": "time_median", "unit": "s", "value": 2e-6, "session": session},
+        {"metric": "grad_norm", "unit": "1", "value": 0.5, "layer": "block.3", "step": 7, "session": session},
+        {"metric": "inner_loops", "unit": "calls", "value": 12, "session": session},
+    ]  # an int value
     return rows
 
 
 @pytest.fixture
 def store(tmp_path):
-    return RunStore.create(tmp_path, {"run_id": "run-a", "started": "2026-01-01T00:00:00+00:00", "suite": "s"})
+    return RunStore.create(
+        tmp_path, {"run_id": "run-a", "started": "2026-01-01T00:00:00+00:00", "suite": "s"}
+    )
 
 
 def test_rows_come_back_identical(store):
     ok, bad = make_case(), make_case(hidden=32)
-    written = {ok.case_id: ok_rows(), bad.case_id: [{"metric": "case_wall_s", "unit": "s", "value": 0.25, "session": 1}]}
+    written = {
+        ok.case_id: ok_rows(),
+        bad.case_id: [{"metric": "case_wall_s", "unit": "s", "value": 0.25, "session": 1}],
+    }
     store.write_case(ok, written[ok.case_id], "ok", None)
     store.write_case(bad, written[bad.case_id], "failed", "ValueError: broken")
     frame = RunStore.open(store.path.parent, "run-a").read()
@@ -96,7 +108,10 @@ def test_manifest_round_trip_and_latest(tmp_path, store):
     later.write_case(make_case(), ok_rows(), "ok", None)
     store.write_case(make_case(), ok_rows(), "ok", None)
     frame, manifests = read_runs(tmp_path, ["run-a", "run-b"])
-    assert sorted(set(frame["run_id"])) == ["run-a", "run-b"] and [m["run_id"] for m in manifests] == ["run-a", "run-b"]
+    assert sorted(set(frame["run_id"])) == ["run-a", "run-b"] and [m["run_id"] for m in manifests] == [
+        "run-a",
+        "run-b",
+    ]
 
 
 def _newer_manifest(store):
@@ -109,7 +124,9 @@ def _newer_part(store):
     store.write_case(make_case(), ok_rows(), "ok", None)
     part = next(store.parts.glob("*.parquet"))
     table = pq.read_table(part)
-    pq.write_table(table.replace_schema_metadata({b"normbench_schema_version": str(SCHEMA_VERSION + 1).encode()}), part)
+    pq.write_table(
+        table.replace_schema_metadata({b"normbench_schema_version": str(SCHEMA_VERSION + 1).encode()}), part
+    )
     return part
 
 
@@ -118,8 +135,10 @@ def test_newer_schema_version_is_refused(store, make_newer):
     path = make_newer(store)
     with pytest.raises(NormbenchError) as info:
         RunStore.open(store.path.parent, "run-a").read()
-    assert str(info.value) == (f"{path}: written with result schema version {SCHEMA_VERSION + 1}; this normbench reads "
-                               f"up to {SCHEMA_VERSION}. Upgrade normbench to read it.")
+    assert str(info.value) == (
+        f"{path}: written with result schema version {SCHEMA_VERSION + 1}; this normbench reads "
+        f"up to {SCHEMA_VERSION}. Upgrade normbench to read it."
+    )
 
 
 def test_part_without_a_schema_version_is_not_a_normbench_result(store):
@@ -138,7 +157,9 @@ def test_missing_run_id_names_the_runs_there(tmp_path, store):
         RunStore.open(tmp_path / "empty", "latest")
 
 
-@pytest.mark.parametrize("garbage", [b"not parquet at all", b"PAR1\x00\x00\x00\x00PAR1"], ids=["text", "bad-footer"])
+@pytest.mark.parametrize(
+    "garbage", [b"not parquet at all", b"PAR1\x00\x00\x00\x00PAR1"], ids=["text", "bad-footer"]
+)
 def test_unreadable_part_is_one_line(store, garbage):
     store.write_case(make_case(), ok_rows(), "ok", None)
     part = next(store.parts.glob("*.parquet"))
@@ -160,12 +181,16 @@ def _corrupt_part(store):
     next(store.parts.glob("*.parquet")).write_bytes(b"PAR1\x00\x00\x00\x00PAR1")
 
 
-@pytest.mark.parametrize(("spoil", "expected"), [
-    (_newer_manifest, "written with result schema version"),
-    (_newer_part, "written with result schema version"),
-    (_corrupt_part, "unreadable result part"),
-    (lambda store: None, "no run 'missing-run'"),
-], ids=["newer-manifest", "newer-part", "corrupt-part", "missing-run"])
+@pytest.mark.parametrize(
+    ("spoil", "expected"),
+    [
+        (_newer_manifest, "written with result schema version"),
+        (_newer_part, "written with result schema version"),
+        (_corrupt_part, "unreadable result part"),
+        (lambda store: None, "no run 'missing-run'"),
+    ],
+    ids=["newer-manifest", "newer-part", "corrupt-part", "missing-run"],
+)
 def test_cli_report_refuses_with_one_line_and_exit_2(cli, store, spoil, expected):
     spoil(store)
     run_id = "missing-run" if expected.startswith("no run") else "run-a"

@@ -36,64 +36,160 @@ def norm_names() -> str:
 # (id, suite text, the exact lines of the error). Lists of kinds/norms/impls are read from the registry so
 # that adding a norm or a bench kind does not break these tests.
 MALFORMED = [
-    ("unknown top-level key", 'nmae = "x"\n' + BENCH + SHAPE, lambda: [
-        f"{SRC}: nmae: unknown key (did you mean 'name'?)",
-        f"{SRC}: name: required: a non-empty string naming the suite"]),
-    ("unknown bench key", NAME + BENCH + "sweeep = 1\n" + SHAPE, lambda: [
-        f"{SRC}: bench[0].sweeep: unknown key (did you mean 'sweep'?)"]),
-    ("unknown kind", NAME + '[[bench]]\nkind = "latncy"\n', lambda: [
-        f"{SRC}: bench[0].kind: unknown bench kind 'latncy'; one of {kinds()} (did you mean 'latency'?)"]),
-    ("missing kind", NAME + '[[bench]]\nnorms = ["layernorm"]\n', lambda: [
-        f"{SRC}: bench[0].kind: required: one of {kinds()}"]),
-    ("unknown norm", NAME + '[[bench]]\nkind = "latency"\nnorms = ["layernrom"]\n' + SHAPE, lambda: [
-        f"{SRC}: bench[0].norms[0]: unknown norm 'layernrom'; one of {norm_names()} (did you mean 'layernorm'?)"]),
-    ("unknown impl in norm:impl", NAME + '[[bench]]\nkind = "latency"\nnorms = ["rmsnorm", "layernorm:modul"]\n' + SHAPE,
-     lambda: [f"{SRC}: bench[0].norms[1]: layernorm has no implementation 'modul'; it has "
-              f"{', '.join(get_norm('layernorm').impls)} (did you mean 'module'?)"]),
-    ("impls filter naming nothing", NAME + BENCH + 'impls = ["composit"]\n' + SHAPE, lambda: [
-        f"{SRC}: bench[0].impls[0]: no norm listed offers 'composit' (did you mean 'composite'?)"]),
-    ("norms missing", NAME + '[[bench]]\nkind = "latency"\n' + SHAPE, lambda: [
-        f"{SRC}: bench[0].norms: required: a list of norms, e.g. ['layernorm', 'rmsnorm:composite']"]),
-    ("sweep value not a list", NAME + BENCH + "[bench.sweep]\ntokens = 8\nhidden = [16]\n", lambda: [
-        f"{SRC}: bench[0].sweep.tokens: sweep values must be a non-empty list"]),
-    ("empty sweep list", NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = []\n", lambda: [
-        f"{SRC}: bench[0].sweep.hidden: sweep values must be a non-empty list"]),
-    ("bad choice", NAME + BENCH + SHAPE + BENCH + '[bench.sweep]\ndtype = ["bf17"]\ntokens = [8]\nhidden = [16]\n', lambda: [
-        f"{SRC}: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)"]),
-    ("wrong types", NAME + BENCH + '[bench.sweep]\ntokens = ["8"]\nhidden = [16]\n[bench.params]\nsamples = 2.5\n', lambda: [
-        f"{SRC}: bench[0].sweep.tokens[0]: '8' is not an integer",
-        f"{SRC}: bench[0].params.samples: 2.5 is not an integer"]),
-    ("below minimum", NAME + BENCH + "[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\neps = 0\n", lambda: [
-        f"{SRC}: bench[0].sweep.tokens[0]: 0 must be >= 1",
-        f"{SRC}: bench[0].params.samples: 2 must be >= 3",
-        f"{SRC}: bench[0].params.eps: 0.0 must be > 0"]),
-    ("param in sweep and params", NAME + BENCH + SHAPE + "[bench.params]\nhidden = 16\n", lambda: [
-        f"{SRC}: bench[0].params.hidden: also given in sweep; give it in one place"]),
-    ("list in params", NAME + BENCH + "[bench.sweep]\ntokens = [8]\n[bench.params]\nhidden = [16]\n", lambda: [
-        f"{SRC}: bench[0].params.hidden: params are scalars; put lists under sweep"]),
-    ("missing required param", NAME + BENCH + "[bench.sweep]\ntokens = [8]\n", lambda: [
-        f"{SRC}: bench[0]: missing required parameter 'hidden' (in sweep or params)"]),
-    ("unknown param", NAME + BENCH + SHAPE.replace("hidden = [16]", "hidden = [16]\nhiden = [3]"), lambda: [
-        f"{SRC}: bench[0].sweep.hiden: unknown parameter for this bench kind (did you mean 'hidden'?); "
-        f"it takes {', '.join(sorted(all_benches()['latency'].params))}"]),
-    ("duplicate values", NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = [16, 32, 16]\neps = [1, 1.0]\n", lambda: [
-        f"{SRC}: bench[0].sweep.hidden[2]: 16 is listed twice",
-        f"{SRC}: bench[0].sweep.eps[1]: 1.0 is listed twice"]),
-    ("duplicate cases across benches",
-     NAME + BENCH + SHAPE + '[[bench]]\nkind = "latency"\nnorms = ["layernorm:module", "rmsnorm"]\n'
-     "[bench.sweep]\nhidden = [16]\n[bench.params]\ntokens = 8\n", lambda: [
-         f"{SRC}: bench[1]: repeats 1 case(s) of bench[0]"]),
-    ("TOML syntax error", NAME + '[[bench]]\nkind = latency\n', lambda: [
-        f"{SRC}: line 3, column 8: TOML syntax error: Invalid value"]),
+    (
+        "unknown top-level key",
+        'nmae = "x"\n' + BENCH + SHAPE,
+        lambda: [
+            f"{SRC}: nmae: unknown key (did you mean 'name'?)",
+            f"{SRC}: name: required: a non-empty string naming the suite",
+        ],
+    ),
+    (
+        "unknown bench key",
+        NAME + BENCH + "sweeep = 1\n" + SHAPE,
+        lambda: [f"{SRC}: bench[0].sweeep: unknown key (did you mean 'sweep'?)"],
+    ),
+    (
+        "unknown kind",
+        NAME + '[[bench]]\nkind = "latncy"\n',
+        lambda: [
+            f"{SRC}: bench[0].kind: unknown bench kind 'latncy'; one of {kinds()} (did you mean 'latency'?)"
+        ],
+    ),
+    (
+        "missing kind",
+        NAME + '[[bench]]\nnorms = ["layernorm"]\n',
+        lambda: [f"{SRC}: bench[0].kind: required: one of {kinds()}"],
+    ),
+    (
+        "unknown norm",
+        NAME + '[[bench]]\nkind = "latency"\nnorms = ["layernrom"]\n' + SHAPE,
+        lambda: [
+            f"{SRC}: bench[0].norms[0]: unknown norm 'layernrom'; one of {norm_names()} (did you mean 'layernorm'?)"
+        ],
+    ),
+    (
+        "unknown impl in norm:impl",
+        NAME + '[[bench]]\nkind = "latency"\nnorms = ["rmsnorm", "layernorm:modul"]\n' + SHAPE,
+        lambda: [
+            f"{SRC}: bench[0].norms[1]: layernorm has no implementation 'modul'; it has "
+            f"{', '.join(get_norm('layernorm').impls)} (did you mean 'module'?)"
+        ],
+    ),
+    (
+        "impls filter naming nothing",
+        NAME + BENCH + 'impls = ["composit"]\n' + SHAPE,
+        lambda: [f"{SRC}: bench[0].impls[0]: no norm listed offers 'composit' (did you mean 'composite'?)"],
+    ),
+    (
+        "norms missing",
+        NAME + '[[bench]]\nkind = "latency"\n' + SHAPE,
+        lambda: [
+            f"{SRC}: bench[0].norms: required: a list of norms, e.g. ['layernorm', 'rmsnorm:composite']"
+        ],
+    ),
+    (
+        "sweep value not a list",
+        NAME + BENCH + "[bench.sweep]\ntokens = 8\nhidden = [16]\n",
+        lambda: [f"{SRC}: bench[0].sweep.tokens: sweep values must be a non-empty list"],
+    ),
+    (
+        "empty sweep list",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = []\n",
+        lambda: [f"{SRC}: bench[0].sweep.hidden: sweep values must be a non-empty list"],
+    ),
+    (
+        "bad choice",
+        NAME + BENCH + SHAPE + BENCH + '[bench.sweep]\ndtype = ["bf17"]\ntokens = [8]\nhidden = [16]\n',
+        lambda: [
+            f"{SRC}: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)"
+        ],
+    ),
+    (
+        "wrong types",
+        NAME + BENCH + '[bench.sweep]\ntokens = ["8"]\nhidden = [16]\n[bench.params]\nsamples = 2.5\n',
+        lambda: [
+            f"{SRC}: bench[0].sweep.tokens[0]: '8' is not an integer",
+            f"{SRC}: bench[0].params.samples: 2.5 is not an integer",
+        ],
+    ),
+    (
+        "below minimum",
+        NAME + BENCH + "[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\neps = 0\n",
+        lambda: [
+            f"{SRC}: bench[0].sweep.tokens[0]: 0 must be >= 1",
+            f"{SRC}: bench[0].params.samples: 2 must be >= 3",
+            f"{SRC}: bench[0].params.eps: 0.0 must be > 0",
+        ],
+    ),
+    (
+        "param in sweep and params",
+        NAME + BENCH + SHAPE + "[bench.params]\nhidden = 16\n",
+        lambda: [f"{SRC}: bench[0].params.hidden: also given in sweep; give it in one place"],
+    ),
+    (
+        "list in params",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\n[bench.params]\nhidden = [16]\n",
+        lambda: [f"{SRC}: bench[0].params.hidden: params are scalars; put lists under sweep"],
+    ),
+    (
+        "missing required param",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\n",
+        lambda: [f"{SRC}: bench[0]: missing required parameter 'hidden' (in sweep or params)"],
+    ),
+    (
+        "unknown param",
+        NAME + BENCH + SHAPE.replace("hidden = [16]", "hidden = [16]\nhiden = [3]"),
+        lambda: [
+            f"{SRC}: bench[0].sweep.hiden: unknown parameter for this bench kind (did you mean 'hidden'?); "
+            f"it takes {', '.join(sorted(all_benches()['latency'].params))}"
+        ],
+    ),
+    (
+        "duplicate values",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = [16, 32, 16]\neps = [1, 1.0]\n",
+        lambda: [
+            f"{SRC}: bench[0].sweep.hidden[2]: 16 is listed twice",
+            f"{SRC}: bench[0].sweep.eps[1]: 1.0 is listed twice",
+        ],
+    ),
+    (
+        "duplicate cases across benches",
+        NAME + BENCH + SHAPE + '[[bench]]\nkind = "latency"\nnorms = ["layernorm:module", "rmsnorm"]\n'
+        "[bench.sweep]\nhidden = [16]\n[bench.params]\ntokens = 8\n",
+        lambda: [f"{SRC}: bench[1]: repeats 1 case(s) of bench[0]"],
+    ),
+    (
+        "TOML syntax error",
+        NAME + "[[bench]]\nkind = latency\n",
+        lambda: [f"{SRC}: line 3, column 8: TOML syntax error: Invalid value"],
+    ),
     ("missing name", BENCH + SHAPE, lambda: [f"{SRC}: name: required: a non-empty string naming the suite"]),
-    ("blank name", 'name = "  "\n' + BENCH + SHAPE, lambda: [f"{SRC}: name: required: a non-empty string naming the suite"]),
-    ("no bench", NAME + 'description = "nothing to run"\n', lambda: [f"{SRC}: bench: required: one or more [[bench]] tables"]),
-    ("bench not a table", NAME + "bench = 3\n", lambda: [f"{SRC}: bench: required: one or more [[bench]] tables"]),
-    ("sweep not a table", NAME + BENCH + "sweep = 3\n[bench.params]\ntokens = 8\nhidden = 16\n", lambda: [
-        f"{SRC}: bench[0].sweep: must be a table"]),
-    ("description and label not strings", "description = 3\n" + NAME + BENCH + "label = 4\n" + SHAPE, lambda: [
-        f"{SRC}: description: must be a string",
-        f"{SRC}: bench[0].label: must be a string"]),
+    (
+        "blank name",
+        'name = "  "\n' + BENCH + SHAPE,
+        lambda: [f"{SRC}: name: required: a non-empty string naming the suite"],
+    ),
+    (
+        "no bench",
+        NAME + 'description = "nothing to run"\n',
+        lambda: [f"{SRC}: bench: required: one or more [[bench]] tables"],
+    ),
+    (
+        "bench not a table",
+        NAME + "bench = 3\n",
+        lambda: [f"{SRC}: bench: required: one or more [[bench]] tables"],
+    ),
+    (
+        "sweep not a table",
+        NAME + BENCH + "sweep = 3\n[bench.params]\ntokens = 8\nhidden = 16\n",
+        lambda: [f"{SRC}: bench[0].sweep: must be a table"],
+    ),
+    (
+        "description and label not strings",
+        "description = 3\n" + NAME + BENCH + "label = 4\n" + SHAPE,
+        lambda: [f"{SRC}: description: must be a string", f"{SRC}: bench[0].label: must be a string"],
+    ),
 ]
 
 
@@ -103,10 +199,13 @@ def test_malformed_suite_names_each_problem_exactly(text, expected):
 
 
 def test_every_problem_of_a_suite_is_reported_at_once():
-    text = ('nmae = "x"\n'
-            + BENCH + 'labl = "a"\n[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\n'
-            + '[[bench]]\nkind = "latncy"\n'
-            + '[[bench]]\nkind = "latency"\nnorms = ["layernrom"]\n[bench.sweep]\ntokens = [8]\ndtype = ["bf17"]\n')
+    text = (
+        'nmae = "x"\n'
+        + BENCH
+        + 'labl = "a"\n[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\n'
+        + '[[bench]]\nkind = "latncy"\n'
+        + '[[bench]]\nkind = "latency"\nnorms = ["layernrom"]\n[bench.sweep]\ntokens = [8]\ndtype = ["bf17"]\n'
+    )
     lines = problems_of(text)
     assert lines == [
         f"{SRC}: nmae: unknown key (did you mean 'name'?)",
@@ -122,9 +221,11 @@ def test_every_problem_of_a_suite_is_reported_at_once():
 
 
 def test_valid_suite_resolves_defaults_and_keeps_the_text():
-    suite = parse_suite(NAME + BENCH + SHAPE + "[bench.params]\ndtype = \"bf16\"\n", SRC)
+    suite = parse_suite(NAME + BENCH + SHAPE + '[bench.params]\ndtype = "bf16"\n', SRC)
     (spec,) = suite.benches
-    assert spec.norm_impls == [("layernorm", i) for i, info in get_norm("layernorm").impls.items() if info.default]
+    assert spec.norm_impls == [
+        ("layernorm", i) for i, info in get_norm("layernorm").impls.items() if info.default
+    ]
     assert spec.sweep == {"tokens": [8], "hidden": [16]}
     defaults = {k: p.default for k, p in all_benches()["latency"].params.items() if not p.required}
     assert spec.params == {**defaults, "dtype": "bf16"}
@@ -140,10 +241,16 @@ def test_the_shipped_quick_suite_is_valid():
     assert load_suite(Path(__file__).resolve().parent.parent / "suites" / "quick.toml").benches
 
 
-BAD_SUITE = NAME + BENCH + '[bench.sweep]\ntokens = [8]\nhidden = [16]\ndtype = ["bf17"]\n[bench.params]\nsamples = 2\n'
-BAD_LINES = ["bad.toml: bench[0].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)",
-             "bad.toml: bench[0].params.samples: 2 must be >= 3",
-             "bad.toml: 2 problems; nothing was run"]
+BAD_SUITE = (
+    NAME
+    + BENCH
+    + '[bench.sweep]\ntokens = [8]\nhidden = [16]\ndtype = ["bf17"]\n[bench.params]\nsamples = 2\n'
+)
+BAD_LINES = [
+    "bad.toml: bench[0].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)",
+    "bad.toml: bench[0].params.samples: 2 must be >= 3",
+    "bad.toml: 2 problems; nothing was run",
+]
 
 
 def test_cli_reports_a_bad_suite_with_exit_2_and_no_traceback(normbench_proc, tmp_path):

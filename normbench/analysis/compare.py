@@ -14,8 +14,14 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-MARKS = {"+": "worse", "-": "better", "~": "changed, not significant", " ": "unchanged", "!": "status regressed",
-         "x": "not comparable"}
+MARKS = {
+    "+": "worse",
+    "-": "better",
+    "~": "changed, not significant",
+    " ": "unchanged",
+    "!": "status regressed",
+    "x": "not comparable",
+}
 ENV_FIELDS = ("hostname", "cpu", "gpu", "torch", "torch_threads", "cuda", "cudnn")
 NOT_RUN = {"skipped", "unavailable"}
 
@@ -46,12 +52,16 @@ class CompareRow:
 
 
 def environment_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[str]:
-    return [f"{k}: {base_env.get(k)} -> {new_env.get(k)}" for k in ENV_FIELDS
-            if k not in allow and base_env.get(k) != new_env.get(k)]
+    return [
+        f"{k}: {base_env.get(k)} -> {new_env.get(k)}"
+        for k in ENV_FIELDS
+        if k not in allow and base_env.get(k) != new_env.get(k)
+    ]
 
 
-def compare_frames(base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict,
-                   opts: CompareOptions) -> list[CompareRow]:
+def compare_frames(
+    base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict, opts: CompareOptions
+) -> list[CompareRow]:
     from normbench.benches import all_benches
 
     benches = all_benches()
@@ -70,8 +80,11 @@ def compare_frames(base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_en
 
 def describe_case(norm, impl, params: dict, bench) -> str:
     """norm:impl and the parameters that differ from the bench's defaults (what a reader needs)."""
-    shown = {k: v for k, v in params.items() if k not in bench.params or bench.params[k].required
-             or bench.params[k].default != v}
+    shown = {
+        k: v
+        for k, v in params.items()
+        if k not in bench.params or bench.params[k].required or bench.params[k].default != v
+    }
     head = f"{norm}:{impl} " if isinstance(norm, str) else ""
     return head + " ".join(f"{k}={v}" for k, v in shown.items())
 
@@ -97,7 +110,9 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> l
         norm, impl, params = json.loads(key)
         label = describe_case(norm, impl, params, bench)
         if key not in gb or key not in gn:
-            out.append(CompareRow("x", kind, label, metric, note="only in " + ("new" if key in gn else "base")))
+            out.append(
+                CompareRow("x", kind, label, metric, note="only in " + ("new" if key in gn else "base"))
+            )
             continue
         a, b = _values(gb[key]), _values(gn[key])
         if direction.endswith("_abs"):  # signed errors: compare their size
@@ -142,7 +157,9 @@ def _status_rows(kind, base, new, bench) -> list[CompareRow]:
         old, now = sb.loc[case_id, "status"], sn.loc[case_id, "status"]
         if old == now:
             continue
-        label = describe_case(sn.loc[case_id, "norm"], sn.loc[case_id, "impl"], json.loads(sn.loc[case_id, "params"]), bench)
+        label = describe_case(
+            sn.loc[case_id, "norm"], sn.loc[case_id, "impl"], json.loads(sn.loc[case_id, "params"]), bench
+        )
         reason = sn.loc[case_id, "error"]
         note = f"{old} -> {now}" + (f": {reason}" if isinstance(reason, str) and reason else "")
         if old in NOT_RUN or now in NOT_RUN:
@@ -162,17 +179,20 @@ def comparison_table(rows: list[CompareRow], *, only_changed: bool = False) -> p
         return format_seconds(v) if unit == "s" else f"{v:.4g}"
 
     shown = [r for r in rows if not only_changed or r.mark != " "]
-    return pd.DataFrame({
-        "": [r.mark for r in shown],
-        "bench": [r.bench for r in shown],
-        "case": [r.case for r in shown],
-        "metric": [r.metric for r in shown],
-        "base": [fmt(r.base, r.unit) for r in shown],
-        "new": [fmt(r.new, r.unit) for r in shown],
-        "ratio": ["" if r.ratio is None else f"{r.ratio:.3f}" for r in shown],
-        "p": ["" if r.p is None else f"{r.p:.2g}" for r in shown],
-        "note": [r.note for r in shown],
-    }, columns=["", "bench", "case", "metric", "base", "new", "ratio", "p", "note"])
+    return pd.DataFrame(
+        {
+            "": [r.mark for r in shown],
+            "bench": [r.bench for r in shown],
+            "case": [r.case for r in shown],
+            "metric": [r.metric for r in shown],
+            "base": [fmt(r.base, r.unit) for r in shown],
+            "new": [fmt(r.new, r.unit) for r in shown],
+            "ratio": ["" if r.ratio is None else f"{r.ratio:.3f}" for r in shown],
+            "p": ["" if r.p is None else f"{r.p:.2g}" for r in shown],
+            "note": [r.note for r in shown],
+        },
+        columns=["", "bench", "case", "metric", "base", "new", "ratio", "p", "note"],
+    )
 
 
 def summary_line(rows: list[CompareRow]) -> str:

@@ -27,7 +27,9 @@ def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | 
 
         verdicts = evaluate(claims, frame)
         passed = int((verdicts["verdict"] == "PASS").sum())
-        tables.append(Table("Claims", verdicts, [f"{passed} of {len(verdicts)} claims pass on these results."]))
+        tables.append(
+            Table("Claims", verdicts, [f"{passed} of {len(verdicts)} claims pass on these results."])
+        )
     if (failed := failures_table(frame)) is not None:
         tables.append(failed)
     if (busy := busy_machine_warning(frame, manifests)) is not None:
@@ -42,8 +44,10 @@ def markdown_header(manifests: list[dict]) -> str:
 
     lines = ["# normbench report", ""]
     for m in manifests:
-        lines.append(f"- run `{m['run_id']}`: suite `{m.get('suite')}` ({m.get('suite_source')}, sha256 "
-                     f"{m.get('suite_sha256', '')[:12]}), started {m.get('started')}, {machine_summary(m.get('env', {}))}")
+        lines.append(
+            f"- run `{m['run_id']}`: suite `{m.get('suite')}` ({m.get('suite_source')}, sha256 "
+            f"{m.get('suite_sha256', '')[:12]}), started {m.get('started')}, {machine_summary(m.get('env', {}))}"
+        )
     return "\n".join(lines) + "\n\n"
 
 
@@ -54,10 +58,16 @@ def busy_machine_warning(frame: pd.DataFrame, manifests: list[dict]) -> Table | 
     if load.empty or not cores or load.max() <= cores:
         return None
     busy = int((load > cores).sum())
-    return Table("Warning: busy machine", pd.DataFrame({
-        "cases with 1-min load above the core count": [f"{busy} of {len(load)}"],
-        "max load": [f"{load.max():.1f} on {cores} cores"],
-    }), ["Latencies from these cases include time stolen by other processes; rerun on a quiet machine."])
+    return Table(
+        "Warning: busy machine",
+        pd.DataFrame(
+            {
+                "cases with 1-min load above the core count": [f"{busy} of {len(load)}"],
+                "max load": [f"{load.max():.1f} on {cores} cores"],
+            }
+        ),
+        ["Latencies from these cases include time stolen by other processes; rerun on a quiet machine."],
+    )
 
 
 def bench_rows(frame: pd.DataFrame, bench) -> pd.DataFrame:

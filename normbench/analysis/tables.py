@@ -28,15 +28,23 @@ def render(tables: list[Table], fmt: str) -> str:
     from tabulate import tabulate
 
     if fmt == "json":
-        return json.dumps([{"title": t.title, "rows": t.frame.to_dict(orient="records"), "notes": t.notes}
-                           for t in tables], indent=2, default=str)
+        return json.dumps(
+            [{"title": t.title, "rows": t.frame.to_dict(orient="records"), "notes": t.notes} for t in tables],
+            indent=2,
+            default=str,
+        )
     chunks = []
     for t in tables:
         if fmt == "csv":
             chunks.append(f"# {t.title}\n" + t.frame.to_csv(index=False))
             continue
-        body = tabulate(t.frame, headers="keys", tablefmt={"md": "github"}.get(fmt, fmt), showindex=False,
-                        disable_numparse=True)
+        body = tabulate(
+            t.frame,
+            headers="keys",
+            tablefmt={"md": "github"}.get(fmt, fmt),
+            showindex=False,
+            disable_numparse=True,
+        )
         if fmt == "latex":
             chunks.append(f"% {t.title}\n{body}" + "".join(f"\n% {n}" for n in t.notes))
         elif fmt in ("github", "md"):
@@ -52,12 +60,17 @@ def failures_table(frame: pd.DataFrame) -> Table | None:
     if bad.empty:
         return None
     cases = bad.drop_duplicates("case_id")
-    rows = pd.DataFrame({
-        "bench": cases["bench"],
-        "case": [f"{n or ''}{':' + i if isinstance(i, str) else ''} {p}" for n, i, p in zip(cases["norm"], cases["impl"], cases["params"], strict=True)],
-        "status": cases["status"],
-        "reason": cases["error"].fillna(""),
-    })
+    rows = pd.DataFrame(
+        {
+            "bench": cases["bench"],
+            "case": [
+                f"{n or ''}{':' + i if isinstance(i, str) else ''} {p}"
+                for n, i, p in zip(cases["norm"], cases["impl"], cases["params"], strict=True)
+            ],
+            "status": cases["status"],
+            "reason": cases["error"].fillna(""),
+        }
+    )
     return Table("Cases not ok", rows.sort_values(["status", "bench"]).reset_index(drop=True))
 
 

@@ -105,7 +105,13 @@ def accuracy_rows(impl_cmp: Comparison, eager_cmp: Comparison, eager_impl: str) 
         rows += [
             {"metric": "err_abs", "unit": "abs", "value": err, "tensor": name},
             {"metric": "err_rel", "unit": "rel", "value": impl_cmp.err_rel[name], "tensor": name},
-            {"metric": "eager_err_abs", "unit": "abs", "value": eager_err, "tensor": name, "eager": eager_impl},
+            {
+                "metric": "eager_err_abs",
+                "unit": "abs",
+                "value": eager_err,
+                "tensor": name,
+                "eager": eager_impl,
+            },
             {"metric": "err_ratio", "unit": "ratio", "value": ratio, "tensor": name, "eager": eager_impl},
         ]
     rows += [
@@ -124,6 +130,8 @@ def recheck(before: Comparison, after: dict) -> float:
         change = float((after[name].double() - old.double()).abs().max())
         allowed = max(before.err_abs.get(name, 0.0), 4 * before.floor.get(name, 0.0))
         if change > allowed:
-            raise RuntimeError(f"{name} changed by {change:.3g} after the timing loop (allowed {allowed:.3g})")
+            raise RuntimeError(
+                f"{name} changed by {change:.3g} after the timing loop (allowed {allowed:.3g})"
+            )
         worst = max(worst, change)
     return worst

@@ -18,7 +18,9 @@ def block_tables(frame, opts) -> list[Table]:
         return []
     keys = [k for k in KEYS if k in ok.columns]
     scalar = ok[ok["sample"].isna()]
-    wide = scalar.pivot_table(index=keys + ["block"], columns="metric", values="value", aggfunc="first").reset_index()
+    wide = scalar.pivot_table(
+        index=keys + ["block"], columns="metric", values="value", aggfunc="first"
+    ).reset_index()
     blocks = [b for b in BLOCKS if b in set(wide["block"])]
     time_rows, acc_rows = [], []
     for key, group in wide.groupby(keys, sort=True):
@@ -30,7 +32,11 @@ def block_tables(frame, opts) -> list[Table]:
                 row[b] = acc[b] = "—"
                 continue
             t = cells.loc[b, f"time_{key[keys.index('stat')]}" if "stat" in keys else "time_median"]
-            extra = f" ({cells.loc[b, 'over_linear']:+.0%})" if b != "linear" and "over_linear" in cells.columns else ""
+            extra = (
+                f" ({cells.loc[b, 'over_linear']:+.0%})"
+                if b != "linear" and "over_linear" in cells.columns
+                else ""
+            )
             row[b] = format_seconds(t) + extra
             acc[b] = f"{cells.loc[b, 'err_abs']:.2e}" if "err_abs" in cells.columns else "—"
         if "batchnorm_folded" in cells.index and "fold_max_diff" in cells.columns:
@@ -38,10 +44,16 @@ def block_tables(frame, opts) -> list[Table]:
             acc["folded vs unfolded"] = f"{r['fold_max_diff']:.2e} ≤ {r['fold_tolerance']:.2e}"
         time_rows.append(row)
         acc_rows.append(acc)
-    notes = [f"Time = the statistic (stat) of raw samples under torch.inference_mode; (+x%) = the block's time over the Linear alone, "
-             f"timed in the same case, in alternation with the block. Machine: {opts.machine}."]
-    acc_notes = ["Max |y - y_float64| of each block (the float64 block is x W^T + b then the norm's reference). "
-                 "folded vs unfolded: max difference ≤ tolerance (3 x the unfolded block's error + a quarter "
-                 "spacing of the dtype); a fold outside it fails its case."]
-    return [Table("Block: Linear(d->d) + norm at inference, time per call", pd.DataFrame(time_rows), notes),
-            Table("Block: error vs float64, and the BatchNorm fold check", pd.DataFrame(acc_rows), acc_notes)]
+    notes = [
+        f"Time = the statistic (stat) of raw samples under torch.inference_mode; (+x%) = the block's time over the Linear alone, "
+        f"timed in the same case, in alternation with the block. Machine: {opts.machine}."
+    ]
+    acc_notes = [
+        "Max |y - y_float64| of each block (the float64 block is x W^T + b then the norm's reference). "
+        "folded vs unfolded: max difference ≤ tolerance (3 x the unfolded block's error + a quarter "
+        "spacing of the dtype); a fold outside it fails its case."
+    ]
+    return [
+        Table("Block: Linear(d->d) + norm at inference, time per call", pd.DataFrame(time_rows), notes),
+        Table("Block: error vs float64, and the BatchNorm fold check", pd.DataFrame(acc_rows), acc_notes),
+    ]

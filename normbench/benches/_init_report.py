@@ -17,18 +17,33 @@ def init_tables(frame) -> list[Table]:
     frame = frame.assign(config=frame[keys].astype(str).agg("/".join, axis=1) if keys else frame["placement"])
     tables = [stream_table(frame)]
     both = per_layer(frame, "ln_input_sq_norm", ffn_sites(frame), "{:.2f}").combine(
-        per_layer(frame, "ln_jacobian", ffn_sites(frame), "{:.3f}"), lambda a, b: a + " / " + b)
-    tables.append(Table("Init: input of each layer's FFN-side norm and the final norm: ‖x‖²/d / ‖J_LN‖₂",
-                        both.reset_index(), [
-                            "Post-LN/DeepNorm: this is x^{post,5} of Xiong's Lemma 2 (expected 3/2 for Post-LN); "
-                            "Pre-LN: the stream entering the FFN's norm. ‖J_LN‖₂: exact (SVD of the autograd Jacobian), "
-                            "mean over tokens; at gain 1 it equals 1/√(var+ε) for LayerNorm (Lemma 3 with the centred norm) and "
-                            "1/√(mean x²+ε) for RMSNorm (science.md §6); both closed forms are stored as ln_jacobian_closed."]))
+        per_layer(frame, "ln_jacobian", ffn_sites(frame), "{:.3f}"), lambda a, b: a + " / " + b
+    )
+    tables.append(
+        Table(
+            "Init: input of each layer's FFN-side norm and the final norm: ‖x‖²/d / ‖J_LN‖₂",
+            both.reset_index(),
+            [
+                "Post-LN/DeepNorm: this is x^{post,5} of Xiong's Lemma 2 (expected 3/2 for Post-LN); "
+                "Pre-LN: the stream entering the FFN's norm. ‖J_LN‖₂: exact (SVD of the autograd Jacobian), "
+                "mean over tokens; at gain 1 it equals 1/√(var+ε) for LayerNorm (Lemma 3 with the centred norm) and "
+                "1/√(mean x²+ε) for RMSNorm (science.md §6); both closed forms are stored as ln_jacobian_closed."
+            ],
+        )
+    )
     grads = per_layer(frame, "ffn_grad_norm_of_mean", "fc2", "{:.3f}").combine(
-        per_layer(frame, "ffn_grad_mean_of_norms", "fc2", "{:.3f}"), lambda a, b: a + " (" + b + ")")
-    tables.append(Table("Init: FFN W² gradient per layer: ‖mean over batches‖_F (mean of per-batch ‖·‖_F)",
-                        grads.reset_index(), ["Xiong Fig. 3(a)/(b): grows with the layer index for Post-LN, "
-                                              "about flat for Pre-LN. Loss = next-token cross-entropy."]))
+        per_layer(frame, "ffn_grad_mean_of_norms", "fc2", "{:.3f}"), lambda a, b: a + " (" + b + ")"
+    )
+    tables.append(
+        Table(
+            "Init: FFN W² gradient per layer: ‖mean over batches‖_F (mean of per-batch ‖·‖_F)",
+            grads.reset_index(),
+            [
+                "Xiong Fig. 3(a)/(b): grows with the layer index for Post-LN, "
+                "about flat for Pre-LN. Loss = next-token cross-entropy."
+            ],
+        )
+    )
     tables.append(last_layer_table(frame))
     return tables
 
@@ -56,11 +71,16 @@ def stream_table(frame) -> Table:
     band = [f"{x0[dep] + lay / 2:.2f} – {x0[dep] + 1.5 * lay:.2f}" for dep, lay in wide.index]
     cells["Lemma 2 band (Pre-LN)"] = band
     cells.index = cells.index.set_levels([cells.index.levels[0], cells.index.levels[1].astype(int)])
-    return Table("Init: residual stream ‖x_l‖²/d per layer (l = 0: embeddings)", cells.reset_index(), [
-        "Xiong Lemma 2: each Pre-LN layer adds between d/2 and 3d/2 to E‖x‖², so ‖x_l‖²/d lies in "
-        "[x₀ + l/2, x₀ + 3l/2]; Xiong's (1 + l/2, 1 + 3l/2) is this with a unit-variance input x₀ = 1. "
-        "Here x₀ = token + position embeddings, each N(0, 1), so x₀ ≈ 2. Post-LN/DeepNorm streams are LN "
-        "outputs (≈ 1). The lemma assumes FFN width d and zero W^Q, W^K (uniform attention)."])
+    return Table(
+        "Init: residual stream ‖x_l‖²/d per layer (l = 0: embeddings)",
+        cells.reset_index(),
+        [
+            "Xiong Lemma 2: each Pre-LN layer adds between d/2 and 3d/2 to E‖x‖², so ‖x_l‖²/d lies in "
+            "[x₀ + l/2, x₀ + 3l/2]; Xiong's (1 + l/2, 1 + 3l/2) is this with a unit-variance input x₀ = 1. "
+            "Here x₀ = token + position embeddings, each N(0, 1), so x₀ ≈ 2. Post-LN/DeepNorm streams are LN "
+            "outputs (≈ 1). The lemma assumes FFN width d and zero W^Q, W^K (uniform attention)."
+        ],
+    )
 
 
 def last_layer_table(frame) -> Table:
@@ -72,6 +92,11 @@ def last_layer_table(frame) -> Table:
     wide = last.pivot_table(index="config", columns="depth", values="value", aggfunc="mean")
     wide.columns = [f"L={c}" for c in wide.columns]
     cells = wide.map(lambda v: "—" if v != v else f"{v:.3f}")
-    return Table("Init: last layer's W² gradient ‖mean over batches‖_F against depth", pd.DataFrame(cells).reset_index(), [
-        "Xiong Theorem 1: O(d√ln d) for Post-LN, independent of L; O(d√(ln d / L)) for Pre-LN "
-        "(Fig. 3(c)/(d): ≈ constant for Post-LN, decreasing for Pre-LN)."])
+    return Table(
+        "Init: last layer's W² gradient ‖mean over batches‖_F against depth",
+        pd.DataFrame(cells).reset_index(),
+        [
+            "Xiong Theorem 1: O(d√ln d) for Post-LN, independent of L; O(d√(ln d / L)) for Pre-LN "
+            "(Fig. 3(c)/(d): ≈ constant for Post-LN, decreasing for Pre-LN)."
+        ],
+    )

@@ -26,7 +26,10 @@ def latency_tables(frame, opts) -> list[Table]:
     keys, fixed = _varying_keys(ok)
     cases = _case_frame(ok, keys)
     notes = [f"Machine: {opts.machine}." if opts.machine else "", _fixed_note(fixed)]
-    tables = _grid_tables(cases, keys, opts, notes) + [_head_to_head(cases, keys, notes), _per_impl(cases, keys)]
+    tables = _grid_tables(cases, keys, opts, notes) + [
+        _head_to_head(cases, keys, notes),
+        _per_impl(cases, keys),
+    ]
     if "err_abs" in set(ok["metric"]):
         tables.append(_accuracy(ok, cases, keys))
     return tables
@@ -66,7 +69,9 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
     from normbench.analysis.stats import high_spread
 
     columns = sorted(cases["column"].unique())
-    baseline = opts.baseline or next((c for c in ("layernorm:module", "rmsnorm:module") if c in columns), columns[0])
+    baseline = opts.baseline or next(
+        (c for c in ("layernorm:module", "rmsnorm:module") if c in columns), columns[0]
+    )
     time_rows, bw_rows = [], []
     for key, group in cases.groupby(keys, sort=True):
         cells = group.set_index("column")
@@ -77,24 +82,39 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
                 row[c] = bw[c] = "—"
                 continue
             r = cells.loc[c]
-            row[c] = format_seconds(r["time"]) + (" !" if high_spread(r["time_median"], r.get("time_iqr", 0.0)) else "")
-            bw[c] = _num(r.get("gbps"), "{:.1f}") + (f" ({_copy_cell(r['copy_fraction'])})" if _has(r, "copy_fraction") else "")
+            row[c] = format_seconds(r["time"]) + (
+                " !" if high_spread(r["time_median"], r.get("time_iqr", 0.0)) else ""
+            )
+            bw[c] = _num(r.get("gbps"), "{:.1f}") + (
+                f" ({_copy_cell(r['copy_fraction'])})" if _has(r, "copy_fraction") else ""
+            )
         contenders = cells.drop(index=[c for c in cells.index if c.startswith("identity:")])
         if not contenders.empty:
             best = contenders["time"].idxmin()
             row["fastest"] = best
             if baseline in cells.index:
-                row[f"speedup vs {baseline}"] = f"{cells.loc[baseline, 'time'] / cells.loc[best, 'time']:.2f}x"
+                row[f"speedup vs {baseline}"] = (
+                    f"{cells.loc[baseline, 'time'] / cells.loc[best, 'time']:.2f}x"
+                )
         time_rows.append(row)
         bw_rows.append(bw)
     stat = "/".join(sorted(cases["stat"].unique())) if "stat" in cases.columns else "median"
-    time_notes = [n for n in notes if n] + [f"Time = the {stat} of each case's raw samples; ! = IQR above 10% of "
-                                            "the median."]
-    bw_notes = ["GB/s from the byte model (README); in brackets the fraction of the copy probe's GB/s, timed in "
-                "the same case (alternating with the norm), same cache state and mode; " + IMPLAUSIBLE + " = "
-                "implausible (a byte model or timing error), not a win."]
-    return [Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes),
-            Table("Bandwidth: GB/s from the byte model (fraction of the copy probe)", pd.DataFrame(bw_rows), bw_notes)]
+    time_notes = [n for n in notes if n] + [
+        f"Time = the {stat} of each case's raw samples; ! = IQR above 10% of the median."
+    ]
+    bw_notes = [
+        "GB/s from the byte model (README); in brackets the fraction of the copy probe's GB/s, timed in "
+        "the same case (alternating with the norm), same cache state and mode; " + IMPLAUSIBLE + " = "
+        "implausible (a byte model or timing error), not a win."
+    ]
+    return [
+        Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes),
+        Table(
+            "Bandwidth: GB/s from the byte model (fraction of the copy probe)",
+            pd.DataFrame(bw_rows),
+            bw_notes,
+        ),
+    ]
 
 
 def _head_to_head(cases, keys, notes) -> Table:
@@ -111,8 +131,9 @@ def _head_to_head(cases, keys, notes) -> Table:
             label = "" if norm == "identity" else f" ({best['impl']})"
             row[norm] = format_seconds(best["time"]) + label
         rows.append(row)
-    notes = [n for n in notes if n] + ["Time = the case's statistic of its raw samples (stat); identity = the copy "
-                                       "probe (x.clone())."]
+    notes = [n for n in notes if n] + [
+        "Time = the case's statistic of its raw samples (stat); identity = the copy probe (x.clone())."
+    ]
     return Table("Norms head to head: fastest implementation of each norm", pd.DataFrame(rows), notes)
 
 
@@ -130,11 +151,15 @@ def _per_impl(cases, keys) -> Table:
         row["first call"] = format_seconds(c["first_call_s"]) if _has(c, "first_call_s") else "—"
         row["compile"] = _compile_cell(c)
         rows.append(row)
-    notes = ["peak mem = bytes one call allocates above the resident tensors (CPU: torch's allocator only, a "
-             "lower bound). compile = the first call of a torch.compile'd implementation (the compilation), "
-             "never part of the time; reused = an earlier case of the run compiled that graph."]
+    notes = [
+        "peak mem = bytes one call allocates above the resident tensors (CPU: torch's allocator only, a "
+        "lower bound). compile = the first call of a torch.compile'd implementation (the compilation), "
+        "never part of the time; reused = an earlier case of the run compiled that graph."
+    ]
     if has_nominal:
-        notes.append("'of nominal' = fraction of the vendor's nominal bandwidth (a label, not a measurement).")
+        notes.append(
+            "'of nominal' = fraction of the vendor's nominal bandwidth (a label, not a measurement)."
+        )
     return Table("Per implementation: memory and compile time", pd.DataFrame(rows), notes)
 
 
@@ -142,7 +167,9 @@ def _accuracy(ok, cases, keys) -> Table:
     import pandas as pd
 
     per_tensor = ok[ok["metric"].isin(["err_abs", "err_rel", "err_ratio"]) & ok["tensor"].notna()]
-    wide = per_tensor.pivot_table(index=["case_id", "tensor"], columns="metric", values="value", aggfunc="first")
+    wide = per_tensor.pivot_table(
+        index=["case_id", "tensor"], columns="metric", values="value", aggfunc="first"
+    )
     rows = []
     for _, c in cases.iterrows():
         if c["case_id"] not in wide.index.get_level_values(0):
@@ -155,12 +182,16 @@ def _accuracy(ok, cases, keys) -> Table:
             row["y max rel"] = f"{t.loc['y', 'err_rel']:.2e}"
             row["y ratio"] = f"{t.loc['y', 'err_ratio']:.2f}"
         grads = t.drop(index="y", errors="ignore")
-        row["worst grad ratio"] = "" if grads.empty else f"{grads['err_ratio'].max():.2f} ({grads['err_ratio'].idxmax()})"
+        row["worst grad ratio"] = (
+            "" if grads.empty else f"{grads['err_ratio'].max():.2f} ({grads['err_ratio'].idxmax()})"
+        )
         row["verdict"] = "SUSPECT" if c.get("accuracy_suspect", 0) > 0 else "ok"
         rows.append(row)
-    notes = ["Errors against a float64 reference of the same norm on the same input and parameters; ratio = "
-             "error / PyTorch eager's error in the same dtype (floored at a quarter of the dtype's spacing at "
-             "the largest reference value). SUSPECT = some ratio above 2 (flash-attention's criterion)."]
+    notes = [
+        "Errors against a float64 reference of the same norm on the same input and parameters; ratio = "
+        "error / PyTorch eager's error in the same dtype (floored at a quarter of the dtype's spacing at "
+        "the largest reference value). SUSPECT = some ratio above 2 (flash-attention's criterion)."
+    ]
     return Table("Accuracy vs float64", pd.DataFrame(rows), notes)
 
 

@@ -15,7 +15,12 @@ PER_TOKEN_ONLY = {"batchnorm": "normalizes over the batch, which leaks future to
 
 MODEL_PARAMS = {
     "placement": Param(str, "post", choices=PLACEMENTS, help="where the norm sits in each block"),
-    "init": Param(str, "xavier", choices=INITS, help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init)"),
+    "init": Param(
+        str,
+        "xavier",
+        choices=INITS,
+        help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init)",
+    ),
     "depth": Param(int, 6, minimum=1, help="number of layers N (each: attention + FFN)"),
     "d": Param(int, 64, minimum=2, help="hidden size"),
     "heads": Param(int, 2, minimum=1, help="attention heads (must divide d)"),
@@ -24,9 +29,15 @@ MODEL_PARAMS = {
     "batch": Param(int, 16, minimum=1, help="sequences per batch"),
     "eps": Param(float, 1e-5, exclusive_minimum=0.0, help="the norm's epsilon"),
     "seed": Param(int, 0, help="seeds the model's initialization"),
-    "data": Param(str, "stdlib", choices=DATA, help="stdlib = byte-level Python stdlib source; markov = seeded chain"),
-    "data_seed": Param(int, 1234, help="seeds the batch windows (and the Markov chain): the same for every model seed"),
-    "corpus_dir": Param(str, "", help="directory of *.py files for data=stdlib (default: this Python's stdlib)"),
+    "data": Param(
+        str, "stdlib", choices=DATA, help="stdlib = byte-level Python stdlib source; markov = seeded chain"
+    ),
+    "data_seed": Param(
+        int, 1234, help="seeds the batch windows (and the Markov chain): the same for every model seed"
+    ),
+    "corpus_dir": Param(
+        str, "", help="directory of *.py files for data=stdlib (default: this Python's stdlib)"
+    ),
     "device": Param(str, "cpu", choices=("cpu", "cuda")),
 }
 
@@ -50,7 +61,9 @@ def check_model_case(params, norm) -> list[tuple[str, str]]:
     if params["d"] % params["heads"]:
         problems.append(("heads", f"{params['heads']} heads do not divide d={params['d']}"))
     if norm in PER_TOKEN_ONLY:
-        problems.append(("norms", f"{norm} {PER_TOKEN_ONLY[norm]}; use a per-token norm (layernorm, rmsnorm, ...)"))
+        problems.append(
+            ("norms", f"{norm} {PER_TOKEN_ONLY[norm]}; use a per-token norm (layernorm, rmsnorm, ...)")
+        )
     return problems
 
 
@@ -74,8 +87,19 @@ def build_model(case, vocab: int):
     p = case.params
     check_device(p["device"])
     torch.manual_seed(p["seed"])
-    cfg = ModelConfig(vocab=vocab, depth=p["depth"], d=p["d"], heads=p["heads"], ffn=p["ffn"], seq=p["seq"],
-                      placement=p["placement"], norm=case.norm, impl=case.impl, eps=p["eps"], init=p["init"])
+    cfg = ModelConfig(
+        vocab=vocab,
+        depth=p["depth"],
+        d=p["d"],
+        heads=p["heads"],
+        ffn=p["ffn"],
+        seq=p["seq"],
+        placement=p["placement"],
+        norm=case.norm,
+        impl=case.impl,
+        eps=p["eps"],
+        init=p["init"],
+    )
     return DecoderLM(cfg).to(p["device"])
 
 
@@ -83,9 +107,18 @@ def data_rows(data) -> list[dict]:
     """The data's reference losses as rows (unigram entropy, and the optimum when it is known)."""
     rows = [{"metric": "unigram_entropy", "unit": "nats", "value": data.unigram_entropy}]
     if "sha256" in data.info:  # the corpus read at run time, identified by its hash and file count
-        rows.append({"metric": "data_bytes", "unit": "B", "value": float(data.info["bytes"]),
-                     "data_files": data.info["files"], "data_sha256": data.info["sha256"]})
-        rows.append({"metric": "held_out_unigram_xent", "unit": "nats", "value": data.info["held_out_unigram_xent"]})
+        rows.append(
+            {
+                "metric": "data_bytes",
+                "unit": "B",
+                "value": float(data.info["bytes"]),
+                "data_files": data.info["files"],
+                "data_sha256": data.info["sha256"],
+            }
+        )
+        rows.append(
+            {"metric": "held_out_unigram_xent", "unit": "nats", "value": data.info["held_out_unigram_xent"]}
+        )
     if data.optimal_loss is not None:
         rows.append({"metric": "optimal_loss", "unit": "nats", "value": data.optimal_loss})
     return rows

@@ -71,12 +71,17 @@ def grad_norm_rows(groups, step: int) -> list[dict]:
     per_layer = []
     for _, _, params in groups:
         grads = [p.grad for p in params if p.grad is not None]
-        per_layer.append(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads
-                         else torch.zeros(()))
+        per_layer.append(
+            torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads else torch.zeros(())
+        )
     values = torch.stack(per_layer)
-    rows = [{"metric": "grad_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site}
-            for (layer, site, _), v in zip(groups, values, strict=True)]
-    rows.append({"metric": "grad_norm_total", "unit": "L2", "value": torch.linalg.vector_norm(values), "step": step})
+    rows = [
+        {"metric": "grad_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site}
+        for (layer, site, _), v in zip(groups, values, strict=True)
+    ]
+    rows.append(
+        {"metric": "grad_norm_total", "unit": "L2", "value": torch.linalg.vector_norm(values), "step": step}
+    )
     return rows
 
 
@@ -98,13 +103,23 @@ def probe(model, x):
 def probe_rows(model, x, h0, step: int) -> list[dict]:
     h, inputs = probe(model, x)
     n = len(model.blocks)
-    rows = [{"metric": "model_update", "unit": "L2/token", "value": torch.linalg.vector_norm(h - h0, dim=-1).mean(),
-             "step": step}]
+    rows = [
+        {
+            "metric": "model_update",
+            "unit": "L2/token",
+            "value": torch.linalg.vector_norm(h - h0, dim=-1).mean(),
+            "step": step,
+        }
+    ]
     for site, v in inputs.items():
         layer = n + 1 if site == "final" else int(site.split(".")[0])
-        rows.append({"metric": "ln_input_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site})
+        rows.append(
+            {"metric": "ln_input_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site}
+        )
     last = model.last_norm().site
-    rows.append({"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last})
+    rows.append(
+        {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
+    )
     return rows
 
 
@@ -133,7 +148,9 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     groups = layer_groups(model)
     opt = make_adam(model, lr_at(1, spec), spec.betas)
     batches = torch.Generator().manual_seed(spec.data_seed)
-    probe_x = sample_windows(data.held_out, spec.batch, spec.seq, torch.Generator().manual_seed(spec.data_seed + 1))[0]
+    probe_x = sample_windows(
+        data.held_out, spec.batch, spec.seq, torch.Generator().manual_seed(spec.data_seed + 1)
+    )[0]
     probe_x = probe_x.to(device)
     h0, _ = probe(model, probe_x)
     rows = probe_rows(model, probe_x, h0, 0)
@@ -165,7 +182,10 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     result.wall_s = time.perf_counter() - start
     ran = result.diverged_at or spec.steps
     result.losses = losses[:ran].tolist()
-    rows += [{"metric": "loss", "unit": "nats", "value": v, "step": i} for i, v in enumerate(result.losses, start=1)]
+    rows += [
+        {"metric": "loss", "unit": "nats", "value": v, "step": i}
+        for i, v in enumerate(result.losses, start=1)
+    ]
     if result.diverged_at is None:
         result.final_loss, result.unigram_loss = held_out_loss(model, data, spec, device)
     result.rows = [{**r, "value": float(r["value"])} for r in rows]

@@ -27,14 +27,21 @@ from normbench.benches.latency import DTYPES, STAT_PARAM
 from normbench.suite.params import Param
 
 BLOCKS = ("linear", "layernorm", "rmsnorm", "batchnorm", "batchnorm_folded", "dyt")
-_NORM_OF = {"layernorm": ("layernorm", "module"), "rmsnorm": ("rmsnorm", "module"),
-            "batchnorm": ("batchnorm", "eval"), "batchnorm_folded": ("batchnorm", "eval"), "dyt": ("dyt", "module")}
+_NORM_OF = {
+    "layernorm": ("layernorm", "module"),
+    "rmsnorm": ("rmsnorm", "module"),
+    "batchnorm": ("batchnorm", "eval"),
+    "batchnorm_folded": ("batchnorm", "eval"),
+    "dyt": ("dyt", "module"),
+}
 
 
 @register_bench
 class Block(Bench):
     kind = "block"
-    description = "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
+    description = (
+        "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
+    )
     uses_norms = False
     params = {
         "block": Param(str, choices=BLOCKS, help="what follows the Linear (see benches/block.py)"),
@@ -65,7 +72,11 @@ class Block(Bench):
         check_dtype(dtype, p["device"])
         x = make_input("normal", p["tokens"], p["hidden"], dtype=dtype, device=p["device"], seed=p["seed"])
         linear, norm, built = build_block(p, dtype)
-        fn = folded_fn(linear, built, p["eps"]) if p["block"] == "batchnorm_folded" else unfolded_fn(linear, built)
+        fn = (
+            folded_fn(linear, built, p["eps"])
+            if p["block"] == "batchnorm_folded"
+            else unfolded_fn(linear, built)
+        )
         rows = []
         with torch.inference_mode():
             y = fn(x)
@@ -75,8 +86,13 @@ class Block(Bench):
             rows.append({"metric": "err_abs", "unit": "abs", "value": err, "tensor": "y"})
             if p["block"] == "batchnorm_folded":
                 rows += check_fold(x, y, ref, unfolded_fn(linear, built), floor)
-            timer = timer_for(p["device"], cache=p["cache"], warmup=p["warmup"], samples=p["samples"],
-                              min_sample_s=p["min_sample_s"])
+            timer = timer_for(
+                p["device"],
+                cache=p["cache"],
+                warmup=p["warmup"],
+                samples=p["samples"],
+                min_sample_s=p["min_sample_s"],
+            )
             fns = {"block": lambda: fn(x)}
             if p["block"] != "linear":
                 fns["linear"] = lambda: linear(x)
@@ -85,9 +101,15 @@ class Block(Bench):
             linear_samples = measured.get("linear", samples)
         rows += timing_rows("time", samples)
         t, linear_t = sample_stat(samples.times, p["stat"]), sample_stat(linear_samples.times, p["stat"])
-        rows += [{"metric": "linear_time_median", "unit": "s", "value": sample_stat(linear_samples.times, "median")},
-                 {"metric": "linear_time_min", "unit": "s", "value": min(linear_samples.times)},
-                 {"metric": "over_linear", "unit": "ratio", "value": t / linear_t - 1}]
+        rows += [
+            {
+                "metric": "linear_time_median",
+                "unit": "s",
+                "value": sample_stat(linear_samples.times, "median"),
+            },
+            {"metric": "linear_time_min", "unit": "s", "value": min(linear_samples.times)},
+            {"metric": "over_linear", "unit": "ratio", "value": t / linear_t - 1},
+        ]
         flops = 2 * p["tokens"] * p["hidden"] ** 2
         rows.append({"metric": "linear_gflops", "unit": "GFLOP/s", "value": flops / linear_t / 1e9})
         rows.append(peak_memory_row(lambda: fn(x), p["device"], torch.inference_mode))
@@ -162,6 +184,10 @@ def check_fold(x, y_folded, ref, unfolded, floor: float) -> list[dict]:
     diff = float((y_folded.double() - y_unfolded).abs().max())
     tolerance = 3 * float((y_unfolded - ref).abs().max()) + floor
     if diff > tolerance:
-        raise AssertionError(f"folded BatchNorm differs from the unfolded block by {diff:.3g} (tolerance {tolerance:.3g})")
-    return [{"metric": "fold_max_diff", "unit": "abs", "value": diff},
-            {"metric": "fold_tolerance", "unit": "abs", "value": tolerance}]
+        raise AssertionError(
+            f"folded BatchNorm differs from the unfolded block by {diff:.3g} (tolerance {tolerance:.3g})"
+        )
+    return [
+        {"metric": "fold_max_diff", "unit": "abs", "value": diff},
+        {"metric": "fold_tolerance", "unit": "abs", "value": tolerance},
+    ]

@@ -45,8 +45,11 @@ def init_rows(model, data, p) -> list[dict]:
 
     d, n = model.cfg.d, len(model.blocks)
     generator = torch.Generator().manual_seed(p["data_seed"])
-    ffn = [(layer, name, getattr(block.ffn, name).weight) for layer, block in enumerate(model.blocks, start=1)
-           for name in ("fc1", "fc2")]
+    ffn = [
+        (layer, name, getattr(block.ffn, name).weight)
+        for layer, block in enumerate(model.blocks, start=1)
+        for name in ("fc1", "fc2")
+    ]
     grad_sum = [torch.zeros_like(w) for *_, w in ffn]
     norm_sum = torch.zeros(len(ffn), dtype=torch.float64)
     stream_sum = torch.zeros(n + 1, dtype=torch.float64)
@@ -73,15 +76,45 @@ def init_rows(model, data, p) -> list[dict]:
         if b == 0:  # the Jacobian at the first batch's actual inputs
             rows += jacobian_rows(norms, kept, model.cfg, p["jacobian_tokens"], n)
     B = p["batches"]
-    rows += [{"metric": "stream_sq_norm", "unit": "||x||^2/d", "value": float(v) / B, "layer": layer, "site": "stream"}
-             for layer, v in enumerate(stream_sum)]
-    rows += [{"metric": "ln_input_sq_norm", "unit": "||x||^2/d", "value": float(v) / B,
-              "layer": site_layer(m.site, n), "site": m.site} for m, v in zip(norms, ln_sum, strict=True)]
+    rows += [
+        {
+            "metric": "stream_sq_norm",
+            "unit": "||x||^2/d",
+            "value": float(v) / B,
+            "layer": layer,
+            "site": "stream",
+        }
+        for layer, v in enumerate(stream_sum)
+    ]
+    rows += [
+        {
+            "metric": "ln_input_sq_norm",
+            "unit": "||x||^2/d",
+            "value": float(v) / B,
+            "layer": site_layer(m.site, n),
+            "site": m.site,
+        }
+        for m, v in zip(norms, ln_sum, strict=True)
+    ]
     for (layer, name, _), g, s in zip(ffn, grad_sum, norm_sum, strict=True):
-        rows.append({"metric": "ffn_grad_norm_of_mean", "unit": "Frobenius", "value": float(torch.linalg.matrix_norm(g / B)),
-                     "layer": layer, "site": name})
-        rows.append({"metric": "ffn_grad_mean_of_norms", "unit": "Frobenius", "value": float(s) / B,
-                     "layer": layer, "site": name})
+        rows.append(
+            {
+                "metric": "ffn_grad_norm_of_mean",
+                "unit": "Frobenius",
+                "value": float(torch.linalg.matrix_norm(g / B)),
+                "layer": layer,
+                "site": name,
+            }
+        )
+        rows.append(
+            {
+                "metric": "ffn_grad_mean_of_norms",
+                "unit": "Frobenius",
+                "value": float(s) / B,
+                "layer": layer,
+                "site": name,
+            }
+        )
     return rows
 
 
@@ -104,11 +137,19 @@ def jacobian_rows(norms, kept, cfg, tokens: int, n_layers: int) -> list[dict]:
         layer = site_layer(m.site, n_layers)
         values = {
             "ln_jacobian": torch.linalg.matrix_norm(jac, ord=2),
-            "ln_jacobian_xiong": cfg.d ** 0.5 / xs.norm(dim=-1),
+            "ln_jacobian_xiong": cfg.d**0.5 / xs.norm(dim=-1),
         }
-        stat = {"layernorm": xs.var(-1, unbiased=False), "rmsnorm": (xs ** 2).mean(-1)}.get(cfg.norm)
+        stat = {"layernorm": xs.var(-1, unbiased=False), "rmsnorm": (xs**2).mean(-1)}.get(cfg.norm)
         if stat is not None:
             values["ln_jacobian_closed"] = 1 / (stat + cfg.eps).sqrt()
-        rows += [{"metric": k, "unit": "spectral", "value": float(v.detach().mean()), "layer": layer, "site": m.site}
-                 for k, v in values.items()]
+        rows += [
+            {
+                "metric": k,
+                "unit": "spectral",
+                "value": float(v.detach().mean()),
+                "layer": layer,
+                "site": m.site,
+            }
+            for k, v in values.items()
+        ]
     return rows

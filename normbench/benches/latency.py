@@ -33,23 +33,36 @@ STAT_PARAM = Param(str, "median", choices=STATS, help="statistic of the raw samp
 @register_bench
 class Latency(Bench):
     kind = "latency"
-    description = "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
+    description = (
+        "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
+    )
     compare_metrics = {"time": "lower"}
     compare_pool = ()
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
         "hidden": Param(int, minimum=1, help="normalized dimension"),
         "dtype": Param(str, "fp32", choices=tuple(DTYPES)),
-        "mode": Param(str, "fwd", choices=MODES, help="fwd = inference_mode forward; fwd+bwd = forward and backward"),
+        "mode": Param(
+            str, "fwd", choices=MODES, help="fwd = inference_mode forward; fwd+bwd = forward and backward"
+        ),
         "device": Param(str, "cpu", choices=("cpu", "cuda")),
-        "cache": Param(str, "warm", choices=("warm", "cold"),
-                       help="cold = flush the LLC (CPU) or L2 (GPU) before every sample, one call per sample"),
+        "cache": Param(
+            str,
+            "warm",
+            choices=("warm", "cold"),
+            help="cold = flush the LLC (CPU) or L2 (GPU) before every sample, one call per sample",
+        ),
         "cuda_graph": Param(bool, False, help="CUDA only: time graph replays, flush cost subtracted"),
         "input": Param(str, "normal", choices=INPUTS, help="input distribution (see benches/_tensors.py)"),
         "eps": Param(float, 1e-5, exclusive_minimum=0.0),
         "samples": Param(int, 15, minimum=3, help="timed samples kept raw"),
         "warmup": Param(int, 3, minimum=0, help="untimed calls before calibration"),
-        "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0, help="each sample's inner loop lasts at least this (warm cache)"),
+        "min_sample_s": Param(
+            float,
+            2e-3,
+            exclusive_minimum=0.0,
+            help="each sample's inner loop lasts at least this (warm cache)",
+        ),
         "seed": Param(int, 0),
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
         "accuracy_rows": Param(int, 4096, minimum=0, help="compare the first N rows with float64 (0 = off)"),
@@ -59,7 +72,7 @@ class Latency(Bench):
 
     def check_case(self, params, norm, impl):
         if params.get("cuda_graph") and params.get("device") != "cuda":
-            return [("cuda_graph", "CUDA graphs need device = \"cuda\"")]
+            return [("cuda_graph", 'CUDA graphs need device = "cuda"')]
         return []
 
     def run_case(self, case, ctx):
@@ -78,15 +91,29 @@ class Latency(Bench):
             raise UnavailableCase(missing)
         dtype = getattr(torch, DTYPES[p["dtype"]])
         check_dtype(dtype, p["device"])
-        x = make_input(p["input"], p["tokens"], p["hidden"], dtype=dtype, device=p["device"], seed=p["seed"], eps=p["eps"])
+        x = make_input(
+            p["input"],
+            p["tokens"],
+            p["hidden"],
+            dtype=dtype,
+            device=p["device"],
+            seed=p["seed"],
+            eps=p["eps"],
+        )
 
         def grad_context():
             return torch.inference_mode(p["mode"] == "fwd")
 
         built, step, check, rows = first_call(norm, case.impl, p, x, grad_context)
         acc = measure_accuracy(norm, case.impl, built, x, p) if p["accuracy_rows"] else None
-        timer = timer_for(p["device"], cache=p["cache"], graph=p["cuda_graph"], warmup=p["warmup"],
-                          samples=p["samples"], min_sample_s=p["min_sample_s"])
+        timer = timer_for(
+            p["device"],
+            cache=p["cache"],
+            graph=p["cuda_graph"],
+            warmup=p["warmup"],
+            samples=p["samples"],
+            min_sample_s=p["min_sample_s"],
+        )
         fns = {"norm": step}
         if p["copy_probe"]:
             fns["copy"] = copy_step(x, p["mode"])
@@ -108,9 +135,13 @@ class Latency(Bench):
 
         rows += timing_rows("time", samples)
         rows += bandwidth_rows(norm, case.impl, x, p, t, measured.get("copy"))
-        rows += [{"metric": k, "unit": "MHz", "value": v} for k, v in samples.extra.items() if k.endswith("_mhz")]
-        rows += [{"metric": "inner_loops", "unit": "calls", "value": float(samples.inner)},
-                 {"metric": "threads", "unit": "threads", "value": float(ctx.threads)}]
+        rows += [
+            {"metric": k, "unit": "MHz", "value": v} for k, v in samples.extra.items() if k.endswith("_mhz")
+        ]
+        rows += [
+            {"metric": "inner_loops", "unit": "calls", "value": float(samples.inner)},
+            {"metric": "threads", "unit": "threads", "value": float(ctx.threads)},
+        ]
         if p["memory"]:
             rows.append(peak_memory_row(step, p["device"], grad_context))
         for row in rows:
@@ -155,8 +186,10 @@ def first_call(norm, impl: str, p: dict, x, grad_context):
     if getattr(built.fn, "is_compiled", False):
         # compile_graphs = 0: dynamo reused a graph an earlier case of this process compiled (same shape,
         # dtype and mode), so compile_s is then only a first call
-        rows += [{"metric": "compile_s", "unit": "s", "value": first},
-                 {"metric": "compile_graphs", "unit": "graphs", "value": float(_dynamo_graphs() - graphs)}]
+        rows += [
+            {"metric": "compile_s", "unit": "s", "value": first},
+            {"metric": "compile_graphs", "unit": "graphs", "value": float(_dynamo_graphs() - graphs)},
+        ]
     return built, step, check, rows
 
 
@@ -182,8 +215,11 @@ def measure_accuracy(norm, impl: str, built, x, p: dict):
     dya = torch.randn(xa.shape, device=p["device"], generator=g).to(x.dtype)
     ref = reference_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"])
     impl_cmp = compare(run_outputs(norm, built, xa, dya, p["mode"]), ref)
-    eager_name = norm.eager_impl(impl) if hasattr(norm, "eager_impl") else (
-        "module" if "module" in norm.impls else norm.baseline)
+    eager_name = (
+        norm.eager_impl(impl)
+        if hasattr(norm, "eager_impl")
+        else ("module" if "module" in norm.impls else norm.baseline)
+    )
     if eager_name == impl:
         eager_cmp = impl_cmp
     else:
@@ -203,20 +239,28 @@ def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[
 
     nbytes = norm.bytes_moved(impl, p["tokens"], p["hidden"], x.element_size(), p["mode"])
     gbps = nbytes / t / 1e9
-    rows = [{"metric": "bytes", "unit": "B", "value": float(nbytes)},
-            {"metric": "gbps", "unit": "GB/s", "value": gbps}]
+    rows = [
+        {"metric": "bytes", "unit": "B", "value": float(nbytes)},
+        {"metric": "gbps", "unit": "GB/s", "value": gbps},
+    ]
     if copy_samples is not None:
         copy_t = sample_stat(copy_samples.times, p["stat"])
-        copy_bytes = get_norm("identity").bytes_moved("copy", p["tokens"], p["hidden"], x.element_size(), p["mode"])
+        copy_bytes = get_norm("identity").bytes_moved(
+            "copy", p["tokens"], p["hidden"], x.element_size(), p["mode"]
+        )
         copy_gbps = copy_bytes / copy_t / 1e9
-        rows += [{"metric": "copy_time_median", "unit": "s", "value": sample_stat(copy_samples.times, "median")},
-                 {"metric": "copy_time_min", "unit": "s", "value": min(copy_samples.times)},
-                 {"metric": "copy_gbps", "unit": "GB/s", "value": copy_gbps},
-                 {"metric": "copy_fraction", "unit": "ratio", "value": gbps / copy_gbps},
-                 {"metric": "above_copy", "unit": "bool", "value": float(gbps > copy_gbps)}]
+        rows += [
+            {"metric": "copy_time_median", "unit": "s", "value": sample_stat(copy_samples.times, "median")},
+            {"metric": "copy_time_min", "unit": "s", "value": min(copy_samples.times)},
+            {"metric": "copy_gbps", "unit": "GB/s", "value": copy_gbps},
+            {"metric": "copy_fraction", "unit": "ratio", "value": gbps / copy_gbps},
+            {"metric": "above_copy", "unit": "bool", "value": float(gbps > copy_gbps)},
+        ]
     if (peak := nominal_peak(device_name(p["device"]))) is not None:
-        rows += [{"metric": "nominal_gbps", "unit": "GB/s", "value": peak[0], "part": peak[1]},
-                 {"metric": "nominal_fraction", "unit": "ratio", "value": gbps / peak[0], "part": peak[1]}]
+        rows += [
+            {"metric": "nominal_gbps", "unit": "GB/s", "value": peak[0], "part": peak[1]},
+            {"metric": "nominal_fraction", "unit": "ratio", "value": gbps / peak[0], "part": peak[1]},
+        ]
     return rows
 
 
@@ -233,7 +277,10 @@ def timing_rows(prefix: str, samples) -> list[dict]:
 
     rows = [{"metric": prefix, "unit": "s", "value": t, "sample": i} for i, t in enumerate(samples.times)]
     stats = summarize(samples.times)
-    rows += [{"metric": f"{prefix}_{k}", "unit": "s", "value": stats[k]} for k in ("median", "p20", "p80", "iqr", "min")]
+    rows += [
+        {"metric": f"{prefix}_{k}", "unit": "s", "value": stats[k]}
+        for k in ("median", "p20", "p80", "iqr", "min")
+    ]
     return rows
 
 

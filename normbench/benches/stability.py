@@ -21,7 +21,9 @@ SCHEDULES = ("constant", "inverse_sqrt")  # also in _training.py (which imports 
 @register_bench
 class Stability(LMBench):
     kind = "stability"
-    description = "short LM training runs: final loss, divergence, model update, norm input growth per placement/init"
+    description = (
+        "short LM training runs: final loss, divergence, model update, norm input growth per placement/init"
+    )
     compare_metrics = {"final_loss": "lower"}  # pooled over seeds by `normbench compare`
     params = {
         **MODEL_PARAMS,
@@ -31,7 +33,9 @@ class Stability(LMBench):
         "steps": Param(int, 300, minimum=1, help="optimizer updates"),
         "every": Param(int, 10, minimum=1, help="diagnostics every k steps (and at steps 1 and the last)"),
         "eval_batches": Param(int, 16, minimum=1, help="held-out batches for the final loss"),
-        "stuck_tol": Param(float, 0.1, minimum=0.0, help="stuck when final loss >= unigram loss - this (nats)"),
+        "stuck_tol": Param(
+            float, 0.1, minimum=0.0, help="stuck when final loss >= unigram loss - this (nats)"
+        ),
     }
 
     def run_case(self, case, ctx):
@@ -40,24 +44,40 @@ class Stability(LMBench):
 
         p = case.params
         model, data = self.model_and_data(case, ctx)
-        spec = TrainSpec(lr=p["lr"], warmup=p["warmup"], steps=p["steps"], every=p["every"], batch=p["batch"],
-                         seq=p["seq"], data_seed=p["data_seed"], schedule=p["schedule"],
-                         eval_batches=p["eval_batches"])
+        spec = TrainSpec(
+            lr=p["lr"],
+            warmup=p["warmup"],
+            steps=p["steps"],
+            every=p["every"],
+            batch=p["batch"],
+            seq=p["seq"],
+            data_seed=p["data_seed"],
+            schedule=p["schedule"],
+            eval_batches=p["eval_batches"],
+        )
         result = train(model, data, spec, p["device"])
         tail = result.losses[-10:]
-        rows = result.rows + data_rows(data) + [
-            {"metric": "final_loss", "unit": "nats", "value": result.final_loss},
-            {"metric": "unigram_loss", "unit": "nats", "value": result.unigram_loss},
-            {"metric": "final_train_loss", "unit": "nats", "value": sum(tail) / len(tail)},
-            {"metric": "train_wall_s", "unit": "s", "value": result.wall_s},
-            {"metric": "steps_run", "unit": "steps", "value": float(len(result.losses))},
-        ]
+        rows = (
+            result.rows
+            + data_rows(data)
+            + [
+                {"metric": "final_loss", "unit": "nats", "value": result.final_loss},
+                {"metric": "unigram_loss", "unit": "nats", "value": result.unigram_loss},
+                {"metric": "final_train_loss", "unit": "nats", "value": sum(tail) / len(tail)},
+                {"metric": "train_wall_s", "unit": "s", "value": result.wall_s},
+                {"metric": "steps_run", "unit": "steps", "value": float(len(result.losses))},
+            ]
+        )
         if result.diverged_at is not None:
             rows.append({"metric": "diverged_step", "unit": "step", "value": float(result.diverged_at)})
             return CaseResult(rows, "diverged", f"loss not finite at step {result.diverged_at}")
         if result.final_loss >= result.unigram_loss - p["stuck_tol"]:
-            return CaseResult(rows, "stuck", f"held-out loss {result.final_loss:.3f} vs the unigram model's "
-                              f"{result.unigram_loss:.3f} nats on the same windows (tolerance {p['stuck_tol']:g})")
+            return CaseResult(
+                rows,
+                "stuck",
+                f"held-out loss {result.final_loss:.3f} vs the unigram model's "
+                f"{result.unigram_loss:.3f} nats on the same windows (tolerance {p['stuck_tol']:g})",
+            )
         return CaseResult(rows)
 
     def report(self, frame, opts):
@@ -76,14 +96,25 @@ def case_summary(frame):
     for case_id, rows in frame.groupby("case_id", sort=False):
         last_ln = rows[rows["metric"] == "last_ln_input_norm"].sort_values("step")
         update = rows[(rows["metric"] == "model_update") & (rows["step"] == 1)]["value"]
-        out.append({
-            "case_id": case_id, "status": rows["status"].iloc[0],
-            **{key: metric_mean(rows, metric) for key, metric in [
-                ("final_loss", "final_loss"), ("train_loss", "final_train_loss"), ("unigram", "unigram_entropy"),
-                ("unigram_loss", "unigram_loss"), ("optimal", "optimal_loss"), ("wall", "case_wall_s")]},
-            "update1": update.mean(),
-            "last_ln": last_ln["value"].iloc[-1] if len(last_ln) else float("nan"),
-        })
+        out.append(
+            {
+                "case_id": case_id,
+                "status": rows["status"].iloc[0],
+                **{
+                    key: metric_mean(rows, metric)
+                    for key, metric in [
+                        ("final_loss", "final_loss"),
+                        ("train_loss", "final_train_loss"),
+                        ("unigram", "unigram_entropy"),
+                        ("unigram_loss", "unigram_loss"),
+                        ("optimal", "optimal_loss"),
+                        ("wall", "case_wall_s"),
+                    ]
+                },
+                "update1": update.mean(),
+                "last_ln": last_ln["value"].iloc[-1] if len(last_ln) else float("nan"),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -104,16 +135,19 @@ def stability_tables(frame) -> list[Table]:
         counts = g["status"].value_counts()
         row = dict(zip(keys, key, strict=True))
         sd = g["final_loss"].std()
-        row.update({
-            "runs": len(g),
-            "status": ", ".join(f"{s} {counts[s]}" for s in ("ok", "stuck", "diverged") if s in counts),
-            "final loss": f"{g['final_loss'].mean():.3f}" + (f" ±{sd:.3f}" if len(g) > 1 and not math.isnan(sd) else ""),
-            "train loss": f"{g['train_loss'].mean():.3f}",
-            "unigram − loss": f"{(g['unigram_loss'] - g['final_loss']).mean():.3f}",
-            "step-1 update": f"{g['update1'].mean():.3g}",
-            "last-LN ‖x‖/√d": f"{(g['last_ln'] / g['d'].map(math.sqrt)).mean():.2f}",
-            "s/run": f"{g['wall'].mean():.1f}",
-        })
+        row.update(
+            {
+                "runs": len(g),
+                "status": ", ".join(f"{s} {counts[s]}" for s in ("ok", "stuck", "diverged") if s in counts),
+                "final loss": f"{g['final_loss'].mean():.3f}"
+                + (f" ±{sd:.3f}" if len(g) > 1 and not math.isnan(sd) else ""),
+                "train loss": f"{g['train_loss'].mean():.3f}",
+                "unigram − loss": f"{(g['unigram_loss'] - g['final_loss']).mean():.3f}",
+                "step-1 update": f"{g['update1'].mean():.3g}",
+                "last-LN ‖x‖/√d": f"{(g['last_ln'] / g['d'].map(math.sqrt)).mean():.2f}",
+                "s/run": f"{g['wall'].mean():.1f}",
+            }
+        )
         table.append(row)
     unigram = summary["unigram"].dropna().unique()
     notes = [
@@ -126,7 +160,13 @@ def stability_tables(frame) -> list[Table]:
     ]
     if summary["optimal"].notna().any():
         notes.append(f"optimal loss (Markov entropy rate): {summary['optimal'].dropna().iloc[0]:.3f} nats.")
-    tables = [Table("Stability: final loss, status, step-1 model update, last-LN input norm", pd.DataFrame(table), notes)]
+    tables = [
+        Table(
+            "Stability: final loss, status, step-1 model update, last-LN input norm",
+            pd.DataFrame(table),
+            notes,
+        )
+    ]
     tables.append(early_table(frame, keys))
     if "depth" in keys and len(keys) > 1:
         other = [k for k in keys if k != "depth"]
@@ -144,13 +184,20 @@ def early_table(frame, keys) -> Table:
     updates = frame[frame["metric"] == "model_update"]
     last = int(updates["step"].max())
     steps = [s for s in (1, 10, 50, 100) if s < last and s in set(updates["step"])] + [last]
-    upd = updates[updates["step"].isin(steps)].pivot_table(index=keys, columns="step", values="value", aggfunc="mean")
+    upd = updates[updates["step"].isin(steps)].pivot_table(
+        index=keys, columns="step", values="value", aggfunc="mean"
+    )
     upd.columns = [f"update @{int(c)}" for c in upd.columns]
     grads = frame[(frame["metric"] == "grad_norm") & (frame["step"] == 1) & (frame["site"] == "block")]
     top = grads[grads["layer"] == grads["depth"]].groupby(keys)["value"].mean().rename("top block grad @1")
     cells = pd.concat([upd, top], axis=1).map(lambda v: f"{v:.3g}")
-    return Table("Stability: model update per token over training, top block gradient at step 1", cells.reset_index(), [
-        "update @t: mean over probe tokens of ‖F(x,θ_t) − F(x,θ₀)‖₂. F is an LN output (‖F‖ ≈ √d per token), so "
-        "the update saturates near √(2d) once F no longer resembles F(x,θ₀): step 1 is where placements differ. "
-        "top block grad: L2 norm of all gradients of block N at step 1 (DeepNet Fig. 3a, where Post-LN-init has "
-        "the larger one)."])
+    return Table(
+        "Stability: model update per token over training, top block gradient at step 1",
+        cells.reset_index(),
+        [
+            "update @t: mean over probe tokens of ‖F(x,θ_t) − F(x,θ₀)‖₂. F is an LN output (‖F‖ ≈ √d per token), so "
+            "the update saturates near √(2d) once F no longer resembles F(x,θ₀): step 1 is where placements differ. "
+            "top block grad: L2 norm of all gradients of block N at step 1 (DeepNet Fig. 3a, where Post-LN-init has "
+            "the larger one)."
+        ],
+    )

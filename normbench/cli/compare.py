@@ -23,8 +23,15 @@ def command(
     factor: Annotated[float, typer.Option(help="Ratio of medians that counts as a change.", min=1.0)] = 1.1,
     alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.002,
     only_changed: Annotated[bool, typer.Option("--only-changed", help="Hide unchanged cases.")] = False,
-    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 on a regression (+ or !).")] = False,
-    allow_env: Annotated[list[str] | None, typer.Option("--allow-env", help="Environment field allowed to differ (torch, cpu, ...); repeatable.")] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="Exit 1 on a regression (+ or !).")
+    ] = False,
+    allow_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-env", help="Environment field allowed to differ (torch, cpu, ...); repeatable."
+        ),
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="github | plain | md | csv | json")] = "github",
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
@@ -37,8 +44,11 @@ def command(
     sb, sn = RunStore.open(results, base), RunStore.open(results, new)
     opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []))
     rows = compare_frames(sb.read(), sn.read(), sb.manifest.get("env", {}), sn.manifest.get("env", {}), opts)
-    table = Table(f"{sb.run_id} -> {sn.run_id} (factor {factor}, alpha {alpha})",
-                  comparison_table(rows, only_changed=only_changed), [summary_line(rows)])
+    table = Table(
+        f"{sb.run_id} -> {sn.run_id} (factor {factor}, alpha {alpha})",
+        comparison_table(rows, only_changed=only_changed),
+        [summary_line(rows)],
+    )
     out.print(render([table], fmt), markup=False, end="")
     if fail_on_regression and any(r.regression for r in rows):
         err.print(f"regression: {sum(r.regression for r in rows)} case(s) marked + or !", markup=False)

@@ -23,12 +23,16 @@ class What(StrEnum):
 
 @cli_errors
 def command(
-    what: Annotated[What | None, typer.Argument(help="What to list (default: norms, benches and suites).")] = None,
+    what: Annotated[
+        What | None, typer.Argument(help="What to list (default: norms, benches and suites).")
+    ] = None,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
     chosen = [what] if what else [What.norms, What.benches, What.suites]
     for item in chosen:
-        {What.norms: _norms, What.benches: _benches, What.suites: _suites, What.runs: lambda: _runs(results)}[item]()
+        {What.norms: _norms, What.benches: _benches, What.suites: _suites, What.runs: lambda: _runs(results)}[
+            item
+        ]()
 
 
 def _norms() -> None:
@@ -52,7 +56,9 @@ def _benches() -> None:
     for bench in all_benches().values():
         out.print(f"  {bench.kind:<10} {bench.description}", markup=False)
         for key, spec in bench.params.items():
-            out.print(f"      {key:<16} {spec.describe()}{' — ' + spec.help if spec.help else ''}", markup=False)
+            out.print(
+                f"      {key:<16} {spec.describe()}{' — ' + spec.help if spec.help else ''}", markup=False
+            )
 
 
 def _suites() -> None:
@@ -71,4 +77,6 @@ def _runs(results: Path) -> None:
     for run_id in list_run_ids(results):
         m = json.loads((results / run_id / "manifest.json").read_text())
         done = len(list((results / run_id / "parts").glob("*.parquet")))
-        out.print(f"  {run_id:<48} {m.get('status', '?'):<12} {done}/{len(m.get('cases', []))} cases", markup=False)
+        out.print(
+            f"  {run_id:<48} {m.get('status', '?'):<12} {done}/{len(m.get('cases', []))} cases", markup=False
+        )

@@ -17,8 +17,12 @@ PANEL = "Results"
 
 @cli_errors
 def command(
-    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)] = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Output directory (default: results/<run>/plots).")] = None,
+    runs: Annotated[
+        list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)
+    ] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Output directory (default: results/<run>/plots).")
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="png | svg")] = "png",
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:

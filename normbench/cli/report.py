@@ -16,11 +16,19 @@ PANEL = "Results"
 
 @cli_errors
 def command(
-    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="github | plain | latex | csv | json | md")] = "github",
-    baseline: Annotated[str | None, typer.Option(help="norm:impl for the speedup column (default: each bench's).")] = None,
+    runs: Annotated[
+        list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="github | plain | latex | csv | json | md")
+    ] = "github",
+    baseline: Annotated[
+        str | None, typer.Option(help="norm:impl for the speedup column (default: each bench's).")
+    ] = None,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    ] = None,
 ) -> None:
     from normbench.analysis.report import build_tables
     from normbench.analysis.tables import FORMATS, render

@@ -19,14 +19,27 @@ PANEL = "Run"
 
 @cli_errors
 def command(
-    suite: Annotated[Path | None, typer.Argument(help="Suite TOML file (not needed with --resume).", show_default=False)] = None,
+    suite: Annotated[
+        Path | None, typer.Argument(help="Suite TOML file (not needed with --resume).", show_default=False)
+    ] = None,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
-    resume: Annotated[str | None, typer.Option(help="Finish RUN_ID (or 'latest'): run only its cases without a stored result.")] = None,
-    shard: Annotated[str | None, typer.Option(help="i/N: run the i-th of N deterministic slices (SLURM arrays, ...).")] = None,
-    only: Annotated[list[str] | None, typer.Option(help="Run only cases whose label contains PATTERN (globs allowed); repeatable.")] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(help="Finish RUN_ID (or 'latest'): run only its cases without a stored result."),
+    ] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="i/N: run the i-th of N deterministic slices (SLURM arrays, ...).")
+    ] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(help="Run only cases whose label contains PATTERN (globs allowed); repeatable."),
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the expanded cases and stop.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (for CI).")] = False,
-    threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1)] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option(help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1),
+    ] = None,
 ) -> None:
     from normbench.suite.expand import expand, select
     from normbench.suite.load import load_suite, parse_suite
@@ -46,7 +59,9 @@ def command(
         only = m.get("only") or None
     else:
         if suite is None:
-            raise NormbenchError("give a suite file, e.g. `normbench run suites/quick.toml`, or --resume RUN_ID")
+            raise NormbenchError(
+                "give a suite file, e.g. `normbench run suites/quick.toml`, or --resume RUN_ID"
+            )
         suite_obj = load_suite(suite)
         shard_t = parse_shard(shard)
     cases = select(expand(suite_obj), only, shard_t)
@@ -63,36 +78,45 @@ def command(
     from normbench.results.store import RunStore, new_run_id
     from normbench.runner import run_cases
 
-    threads = threads or (store.manifest["sessions"][0].get("threads") if store and store.manifest.get("sessions")
-                          else suite_obj.threads)
+    threads = threads or (
+        store.manifest["sessions"][0].get("threads")
+        if store and store.manifest.get("sessions")
+        else suite_obj.threads
+    )
     if threads:
         torch.set_num_threads(threads)
     env = fingerprint()
     now = datetime.now(UTC).isoformat(timespec="seconds")
     if store is None:
-        store = RunStore.create(results, {
-            "run_id": new_run_id(suite_obj.name, shard_t),
-            "suite": suite_obj.name,
-            "suite_source": str(suite_obj.source),
-            "suite_sha256": suite_obj.sha256,
-            "suite_text": suite_obj.text,
-            "suite_includes": suite_obj.includes,
-            "claims": suite_obj.claims,
-            "shard": list(shard_t) if shard_t else None,
-            "only": only or None,
-            "started": now,
-            "env": env,
-            "cases": [{"case_id": c.case_id, "label": c.label} for c in cases],
-            "sessions": [],
-        })
+        store = RunStore.create(
+            results,
+            {
+                "run_id": new_run_id(suite_obj.name, shard_t),
+                "suite": suite_obj.name,
+                "suite_source": str(suite_obj.source),
+                "suite_sha256": suite_obj.sha256,
+                "suite_text": suite_obj.text,
+                "suite_includes": suite_obj.includes,
+                "claims": suite_obj.claims,
+                "shard": list(shard_t) if shard_t else None,
+                "only": only or None,
+                "started": now,
+                "env": env,
+                "cases": [{"case_id": c.case_id, "label": c.label} for c in cases],
+                "sessions": [],
+            },
+        )
     else:
         _warn_if_environment_changed(store.manifest["env"], env)
     done = store.finished_case_ids()
     todo = [c for c in cases if c.case_id not in done]
     session = len(store.manifest.get("sessions", []))
     if not quiet:
-        err.print(f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
-                  f"({env['torch_threads']} threads, {env.get('gpu') or env['cpu']})", markup=False)
+        err.print(
+            f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
+            f"({env['torch_threads']} threads, {env.get('gpu') or env['cpu']})",
+            markup=False,
+        )
 
     from normbench.cli._progress import RunProgress
 
@@ -104,8 +128,9 @@ def command(
 
     try:
         with RunProgress(len(todo), quiet=quiet) as progress:
-            outcome = run_cases(store, todo, ctx, session=session, progress=progress,
-                                say=lambda s: err.print(s, markup=False))
+            outcome = run_cases(
+                store, todo, ctx, session=session, progress=progress, say=lambda s: err.print(s, markup=False)
+            )
     except KeyboardInterrupt:  # a second Ctrl-C: the case in flight is lost, every finished one is kept
         outcome = RunOutcome(interrupted=True)
     sessions[-1]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
@@ -117,7 +142,9 @@ def command(
     for label, reason in outcome.failures:
         err.print(f"  failed: {label}: {reason}", markup=False)
     if remaining:
-        err.print(f"{remaining} cases left: `normbench run --resume {store.run_id}` finishes them", markup=False)
+        err.print(
+            f"{remaining} cases left: `normbench run --resume {store.run_id}` finishes them", markup=False
+        )
     raise typer.Exit(outcome.exit_code)
 
 
@@ -131,5 +158,7 @@ def _warn_if_environment_changed(old: dict, new: dict) -> None:
     keys = ["hostname", "cpu", "gpu", "torch", "torch_threads", "cuda"]
     changed = [f"{k}: {old.get(k)} -> {new.get(k)}" for k in keys if old.get(k) != new.get(k)]
     if changed:
-        err.print("warning: resuming in a different environment; rows will mix them (" + "; ".join(changed) + ")",
-                  markup=False)
+        err.print(
+            "warning: resuming in a different environment; rows will mix them (" + "; ".join(changed) + ")",
+            markup=False,
+        )

@@ -27,11 +27,15 @@ def stdlib_corpus(directory: str = "") -> TokenData:
     blob = b"".join(texts)
     held = b"".join(t for i, t in enumerate(texts) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
     if len(blob) < 10_000 or len(held) < 1_000:
-        raise CorpusError(f"cannot read the corpus in {root}: found {len(files)} *.py files, {len(blob)} bytes "
-                          "(need at least 10 files and 10000 bytes)")
+        raise CorpusError(
+            f"cannot read the corpus in {root}: found {len(files)} *.py files, {len(blob)} bytes "
+            "(need at least 10 files and 10000 bytes)"
+        )
     train_bytes = b"".join(t for i, t in enumerate(texts) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1)
     lut, vocab = byte_vocabulary(blob)
-    train, held_out = (lut[torch.frombuffer(bytearray(b), dtype=torch.uint8).long()] for b in (train_bytes, held))
+    train, held_out = (
+        lut[torch.frombuffer(bytearray(b), dtype=torch.uint8).long()] for b in (train_bytes, held)
+    )
     counts = torch.bincount(train, minlength=vocab).double()
     return TokenData(
         train=train[None, :],
@@ -40,9 +44,15 @@ def stdlib_corpus(directory: str = "") -> TokenData:
         unigram_entropy=entropy_nats(counts.tolist()),
         optimal_loss=None,
         unigram_logp=smoothed_unigram_logp(counts),
-        info={"source": "stdlib", "path": str(root), "files": len(files), "bytes": len(blob),
-              "sha256": hashlib.sha256(blob).hexdigest(), "python": sys.version.split()[0],
-              "held_out_unigram_xent": float(-smoothed_unigram_logp(counts)[held_out].mean())},
+        info={
+            "source": "stdlib",
+            "path": str(root),
+            "files": len(files),
+            "bytes": len(blob),
+            "sha256": hashlib.sha256(blob).hexdigest(),
+            "python": sys.version.split()[0],
+            "held_out_unigram_xent": float(-smoothed_unigram_logp(counts)[held_out].mean()),
+        },
     )
 
 

@@ -61,6 +61,11 @@ def markov_data(seed: int) -> TokenData:
         unigram_entropy=float(-(pi * np.log(pi)).sum()),
         optimal_loss=entropy_rate(P, pi),
         unigram_logp=torch.from_numpy(np.log(pi)).float(),
-        info={"source": "markov", "states": STATES, "concentration": CONCENTRATION, "seed": seed,
-              "train_tokens": TRAIN_CHAINS * LENGTH},
+        info={
+            "source": "markov",
+            "states": STATES,
+            "concentration": CONCENTRATION,
+            "seed": seed,
+            "train_tokens": TRAIN_CHAINS * LENGTH,
+        },
     )

@@ -23,7 +23,9 @@ class TokenData:
     vocab: int
     unigram_entropy: float  # nats per token
     optimal_loss: float | None  # the entropy rate when the source is known exactly, else None
-    unigram_logp: Any = None  # (vocab,) log-probabilities of the unigram model: the "learned nothing" baseline
+    unigram_logp: Any = (
+        None  # (vocab,) log-probabilities of the unigram model: the "learned nothing" baseline
+    )
     info: dict[str, Any] = field(default_factory=dict)  # what to record about the source (hash, files, ...)
 
 

@@ -12,4 +12,12 @@ from normbench.models.transformer import (
     depth_scale,
 )
 
-__all__ = ["INITS", "PLACEMENTS", "DecoderLM", "ModelConfig", "deepnorm_alpha", "deepnorm_beta", "depth_scale"]
+__all__ = [
+    "INITS",
+    "PLACEMENTS",
+    "DecoderLM",
+    "ModelConfig",
+    "deepnorm_alpha",
+    "deepnorm_beta",
+    "depth_scale",
+]

@@ -79,7 +79,9 @@ class Norm(nn.Module):
         # built on the CPU in fp32 like every other module here; DecoderLM.to(device) moves it
         built = norm.build(impl, cfg.d, eps=cfg.eps, dtype=torch.float32, device="cpu")
         if not isinstance(built.module, nn.Module):
-            raise ValueError(f"{cfg.norm}:{impl} has no nn.Module to put in a model; use an impl that has one")
+            raise ValueError(
+                f"{cfg.norm}:{impl} has no nn.Module to put in a model; use an impl that has one"
+            )
         self.inner = built.module
         self.site = site
         self.kept: list[torch.Tensor] | None = None
@@ -105,8 +107,10 @@ class Attention(nn.Module):
     def forward(self, x):  # x: (B, T, d)
         B, T, d = x.shape
         # (B, T, d) -> (B, H, T, d/H) for each of q, k, v
-        q, k, v = (p(x).view(B, T, self.heads, d // self.heads).transpose(1, 2)
-                   for p in (self.q_proj, self.k_proj, self.v_proj))
+        q, k, v = (
+            p(x).view(B, T, self.heads, d // self.heads).transpose(1, 2)
+            for p in (self.q_proj, self.k_proj, self.v_proj)
+        )
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, d/H)
         return self.out_proj(y.transpose(1, 2).reshape(B, T, d))  # (B, T, d)
 
@@ -139,7 +143,9 @@ class Block(nn.Module):
 
     def forward(self, x):  # (B, T, d) -> (B, T, d)
         if self.placement in ("post", "deepnorm"):
-            x = self.ln_attn(self.alpha * x + self.attn(x))  # x_{l+1} = LN(alpha x_l + G(x_l)), DeepNet eq. §4.1
+            x = self.ln_attn(
+                self.alpha * x + self.attn(x)
+            )  # x_{l+1} = LN(alpha x_l + G(x_l)), DeepNet eq. §4.1
             return self.ln_ffn(self.alpha * x + self.ffn(x))
         if self.placement == "pre":
             x = x + self.attn(self.ln_attn(x))  # x_{l+1} = x_l + G(LN(x_l)), Xiong eq. (Pre-LN)
@@ -211,8 +217,14 @@ def init_weights(model: DecoderLM, init: str) -> None:
     n = len(model.blocks)
     for layer, block in enumerate(model.blocks, start=1):
         gains = weight_gains(init, layer, n)
-        linears = {"q_proj": block.attn.q_proj, "k_proj": block.attn.k_proj, "v_proj": block.attn.v_proj,
-                   "out_proj": block.attn.out_proj, "fc1": block.ffn.fc1, "fc2": block.ffn.fc2}
+        linears = {
+            "q_proj": block.attn.q_proj,
+            "k_proj": block.attn.k_proj,
+            "v_proj": block.attn.v_proj,
+            "out_proj": block.attn.out_proj,
+            "fc1": block.ffn.fc1,
+            "fc2": block.ffn.fc2,
+        }
         for name, linear in linears.items():
             nn.init.xavier_normal_(linear.weight, gain=gains[name])  # N(0, gain^2 * 2 / (fan_in + fan_out))
             nn.init.zeros_(linear.bias)

@@ -30,7 +30,12 @@ def _allow_many_recompiles() -> None:
     ones; raise the limit, and make hitting it an error."""
     import torch._dynamo.config as cfg
 
-    for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
+    for name in (
+        "recompile_limit",
+        "cache_size_limit",
+        "accumulated_recompile_limit",
+        "accumulated_cache_size_limit",
+    ):
         if hasattr(cfg, name):
             setattr(cfg, name, max(getattr(cfg, name), 4096))
     for name in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):

@@ -70,7 +70,9 @@ class BatchNorm(Norm):
     def _compiled(hidden, eps, dtype, device, *, train: bool) -> Built:
         m = batchnorm_module(hidden, eps, dtype, device, train=train)
         params = list(m.parameters())
-        return compiled_built(_batch_norm, params, m.running_mean, m.running_var, *params, train, eps, module=m)
+        return compiled_built(
+            _batch_norm, params, m.running_mean, m.running_var, *params, train, eps, module=m
+        )
 
     def eager_impl(self, impl: str) -> str:
         """The eager implementation with the same semantics (batch or running statistics)."""

@@ -23,7 +23,9 @@ class DyT(nn.Module):
     def __init__(self, hidden: int, alpha0: float = ALPHA0, *, device=None, dtype=None):
         super().__init__()
         kw = {"device": device, "dtype": dtype}
-        self.alpha = nn.Parameter(torch.full((1,), alpha0, **kw))  # one scalar, shape (1,) as the paper's code
+        self.alpha = nn.Parameter(
+            torch.full((1,), alpha0, **kw)
+        )  # one scalar, shape (1,) as the paper's code
         self.weight = nn.Parameter(torch.ones(hidden, **kw))
         self.bias = nn.Parameter(torch.zeros(hidden, **kw))
 

@@ -66,14 +66,18 @@ class LayerNorm(Norm):
         """apex.normalization.FusedLayerNorm (CUDA)"""
         from apex.normalization import FusedLayerNorm
 
-        return third_party(lambda: FusedLayerNorm(hidden, eps=eps), "Apex FusedLayerNorm", dtype=dtype, device=device)
+        return third_party(
+            lambda: FusedLayerNorm(hidden, eps=eps), "Apex FusedLayerNorm", dtype=dtype, device=device
+        )
 
     @impl("liger", requires=("liger_kernel.transformers",), default=False)
     def liger(self, hidden, *, eps, dtype, device):
         """liger_kernel.transformers.LigerLayerNorm (Triton, CUDA)"""
         from liger_kernel.transformers import LigerLayerNorm
 
-        return third_party(lambda: LigerLayerNorm(hidden, eps=eps), "Liger LigerLayerNorm", dtype=dtype, device=device)
+        return third_party(
+            lambda: LigerLayerNorm(hidden, eps=eps), "Liger LigerLayerNorm", dtype=dtype, device=device
+        )
 
     def reference(self, impl, x, params, built, *, eps):
         """float64 LayerNorm from its definition: sums over the row, divided by d (not torch's kernels)."""

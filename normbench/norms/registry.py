@@ -53,13 +53,20 @@ class ImplInfo:
         return None
 
 
-def impl(name: str, *, baseline: bool = False, requires: tuple[str, ...] = (), description: str = "",
-         default: bool = True):
+def impl(
+    name: str,
+    *,
+    baseline: bool = False,
+    requires: tuple[str, ...] = (),
+    description: str = "",
+    default: bool = True,
+):
     """Mark a Norm method as the builder of implementation `name` (default=False: only when named)."""
 
     def mark(fn):
-        fn._normbench_impl = ImplInfo(name, fn.__name__, baseline, tuple(requires),
-                                      description or (fn.__doc__ or "").strip(), default)
+        fn._normbench_impl = ImplInfo(
+            name, fn.__name__, baseline, tuple(requires), description or (fn.__doc__ or "").strip(), default
+        )
         return fn
 
     return mark

@@ -62,7 +62,9 @@ class RMSNorm(Norm):
         """apex.normalization.FusedRMSNorm (CUDA)"""
         from apex.normalization import FusedRMSNorm
 
-        return third_party(lambda: FusedRMSNorm(hidden, eps=eps), "Apex FusedRMSNorm", dtype=dtype, device=device)
+        return third_party(
+            lambda: FusedRMSNorm(hidden, eps=eps), "Apex FusedRMSNorm", dtype=dtype, device=device
+        )
 
     @impl("liger", requires=("liger_kernel.transformers",), default=False)
     def liger(self, hidden, *, eps, dtype, device):

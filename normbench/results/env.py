@@ -27,11 +27,17 @@ def git_sha(path: Path | None = None) -> str | None:
     """The commit of the normbench checkout (None when installed from a wheel); '+dirty' when modified."""
     path = path or Path(normbench.__file__).resolve().parent.parent
     try:
-        sha = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        sha = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
         if sha.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
         return sha.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return None
@@ -62,8 +68,11 @@ def fingerprint() -> dict:
     if torch.cuda.is_available():
         from normbench.timing.cuda import device_info
 
-        env.update(device_info(0), gpu_count=torch.cuda.device_count(),
-                   timer_cuda="CUDA events per sample, synchronized; L2 flush (2x L2) in cold mode")
+        env.update(
+            device_info(0),
+            gpu_count=torch.cuda.device_count(),
+            timer_cuda="CUDA events per sample, synchronized; L2 flush (2x L2) in cold mode",
+        )
     return env
 
 

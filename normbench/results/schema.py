@@ -30,8 +30,12 @@ FIXED_COLUMNS = [
 # Arrow types of the fixed columns, so that every part has the same schema whatever its rows hold: a
 # failed case's part has no sample index, and an untyped (null) column there would turn `sample` into
 # Python objects in every frame that concatenates it with an ok part.
-FIXED_TYPES = {c: "string" for c in FIXED_COLUMNS} | {"value": "float64", "sample": "int64", "step": "int64",
-                                                     "session": "int64"}
+FIXED_TYPES = {c: "string" for c in FIXED_COLUMNS} | {
+    "value": "float64",
+    "sample": "int64",
+    "step": "int64",
+    "session": "int64",
+}
 
 # Statuses that count as a failure of the run (exit code 1). skipped/unavailable are expected on some
 # machines (no CUDA, no Liger); diverged/stuck are results of the stability bench, not failures.

@@ -100,9 +100,19 @@ class RunStore:
             table_rows.append(full)
         columns = FIXED_COLUMNS + sorted({k for r in table_rows for k in r} - set(FIXED_COLUMNS))
         table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in table_rows])
-        table = table.cast(pa.schema([pa.field(c, pa.type_for_alias(FIXED_TYPES[c])) if c in FIXED_TYPES
-                                      else table.schema.field(c) for c in columns]))
-        table = table.replace_schema_metadata({"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id})
+        table = table.cast(
+            pa.schema(
+                [
+                    pa.field(c, pa.type_for_alias(FIXED_TYPES[c]))
+                    if c in FIXED_TYPES
+                    else table.schema.field(c)
+                    for c in columns
+                ]
+            )
+        )
+        table = table.replace_schema_metadata(
+            {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id}
+        )
         final = self.parts / f"{case.case_id}.parquet"
         tmp = self.parts / f".{case.case_id}.parquet.tmp"
         pq.write_table(table, tmp)
@@ -121,7 +131,9 @@ class RunStore:
                 table = pq.read_table(part)
             except Exception as exc:
                 reason = " ".join(str(exc).split())  # pyarrow's messages may end in a newline: keep one line
-                raise NormbenchError(f"{part}: unreadable result part ({type(exc).__name__}: {reason})") from None
+                raise NormbenchError(
+                    f"{part}: unreadable result part ({type(exc).__name__}: {reason})"
+                ) from None
             meta = table.schema.metadata or {}
             version = int(meta.get(b"normbench_schema_version", b"0"))
             check_schema_version(version, str(part))

@@ -50,14 +50,18 @@ def expand_bench(spec: BenchSpec) -> Iterator[Case]:
         for values in itertools.product(*(spec.sweep[k] for k in keys)):
             params = dict(zip(keys, values, strict=True))
             params.update({k: v for k, v in spec.params.items() if k not in params})
-            yield Case(spec.kind, norm, impl, params, spec.index, case_id(spec.kind, norm, impl, params), tuple(keys))
+            yield Case(
+                spec.kind, norm, impl, params, spec.index, case_id(spec.kind, norm, impl, params), tuple(keys)
+            )
 
 
 def expand(suite: Suite) -> list[Case]:
     return [case for spec in suite.benches for case in expand_bench(spec)]
 
 
-def select(cases: list[Case], only: list[str] | None = None, shard: tuple[int, int] | None = None) -> list[Case]:
+def select(
+    cases: list[Case], only: list[str] | None = None, shard: tuple[int, int] | None = None
+) -> list[Case]:
     """--only: keep cases whose label matches any pattern (glob if it has * ? [, else substring).
     --shard i/N: keep every N-th case starting at i (1-based), a deterministic slice of the full list."""
     import fnmatch
@@ -66,6 +70,7 @@ def select(cases: list[Case], only: list[str] | None = None, shard: tuple[int, i
         i, n = shard
         cases = [c for k, c in enumerate(cases) if k % n == i - 1]
     if only:
+
         def matches(c: Case, p: str) -> bool:
             # A glob matches anywhere in the label, like a substring: '*:composite' must find
             # 'rmsnorm:composite tokens=...' although parameters follow the impl.

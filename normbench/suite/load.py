@@ -69,13 +69,17 @@ def parse_suite(text: str, source: str = "<suite>", includes: dict[str, str] | N
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
         where = f"line {m.group(1)}, column {m.group(2)}" if m else ""
-        raise SuiteError(source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]) from None
+        raise SuiteError(
+            source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]
+        ) from None
     included = _load_includes(data, source, includes)
     suite = validate_suite(data, source, text, included_benches=sum(len(s.benches) for s in included))
     return _merge_includes(suite, included)
 
 
-def _load_includes(data: dict[str, Any], source: str, texts: dict[str, str] | None, depth: int = 0) -> list[Suite]:
+def _load_includes(
+    data: dict[str, Any], source: str, texts: dict[str, str] | None, depth: int = 0
+) -> list[Suite]:
     """`include = ["stability.toml"]`: other suites (paths relative to this file) whose benches and claims
     run first, lm-eval style. Each included file is validated on its own, so its problems name it."""
     paths = data.get("include", [])
@@ -107,7 +111,9 @@ def _merge_includes(suite: Suite, included: list[Suite]) -> Suite:
     for spec in benches:
         ids = {c.case_id for c in expand_bench(spec)}
         if ids & seen:
-            raise SuiteError(suite.source, [Problem("include", f"{spec.label!r} repeats cases of an included suite")])
+            raise SuiteError(
+                suite.source, [Problem("include", f"{spec.label!r} repeats cases of an included suite")]
+            )
         seen |= ids
     claims = list(dict.fromkeys([c for s in included for c in s.claims] + suite.claims))
     threads = suite.threads or next((s.threads for s in included if s.threads), None)
@@ -134,7 +140,11 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
     specs: list[BenchSpec] = []
     if included_benches and tables is None:
         tables = []
-    if not isinstance(tables, list) or not (tables or included_benches) or not all(isinstance(t, dict) for t in tables):
+    if (
+        not isinstance(tables, list)
+        or not (tables or included_benches)
+        or not all(isinstance(t, dict) for t in tables)
+    ):
         problems.append(Problem("bench", "required: one or more [[bench]] tables"))
     else:
         for i, table in enumerate(tables):
@@ -159,7 +169,9 @@ def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:
     known = all_claims()
     for j, claim in enumerate(claims):
         if claim not in known:
-            problems.append(Problem(f"claims[{j}]", f"unknown claim {claim!r}" + did_you_mean(claim, sorted(known))))
+            problems.append(
+                Problem(f"claims[{j}]", f"unknown claim {claim!r}" + did_you_mean(claim, sorted(known)))
+            )
     return list(claims)
 
 
@@ -177,8 +189,13 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
         problems.append(Problem(f"{where}.kind", "required: one of " + ", ".join(sorted(benches))))
         return None
     if kind not in benches:
-        problems.append(Problem(f"{where}.kind", f"unknown bench kind {kind!r}; one of {', '.join(sorted(benches))}"
-                                + did_you_mean(kind, sorted(benches))))
+        problems.append(
+            Problem(
+                f"{where}.kind",
+                f"unknown bench kind {kind!r}; one of {', '.join(sorted(benches))}"
+                + did_you_mean(kind, sorted(benches)),
+            )
+        )
         return None
     bench = benches[kind]
     label = table.get("label", kind)
@@ -190,7 +207,9 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
     for key in sorted(set(sweep) & set(params)):
         problems.append(Problem(f"{where}.params.{key}", "also given in sweep; give it in one place"))
     # "Missing" means not written at all: a key given with a bad value already has its own problem.
-    given = {k for section in ("sweep", "params") if isinstance(table.get(section), dict) for k in table[section]}
+    given = {
+        k for section in ("sweep", "params") if isinstance(table.get(section), dict) for k in table[section]
+    }
     for key, spec in bench.params.items():
         if spec.required and key not in given:
             problems.append(Problem(f"{where}", f"missing required parameter {key!r} (in sweep or params)"))
@@ -212,24 +231,38 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
     norms = all_norms()
     names = table.get("norms")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        problems.append(Problem(f"{where}.norms", "required: a list of norms, e.g. ['layernorm', 'rmsnorm:composite']"))
+        problems.append(
+            Problem(f"{where}.norms", "required: a list of norms, e.g. ['layernorm', 'rmsnorm:composite']")
+        )
         return []
     impl_filter = table.get("impls")
-    if impl_filter is not None and (not isinstance(impl_filter, list) or not all(isinstance(s, str) for s in impl_filter)):
+    if impl_filter is not None and (
+        not isinstance(impl_filter, list) or not all(isinstance(s, str) for s in impl_filter)
+    ):
         problems.append(Problem(f"{where}.impls", "must be a list of implementation names"))
         impl_filter = None
     pairs: list[tuple[str | None, str | None]] = []
     for j, entry in enumerate(names):
         norm_name, _, impl_name = entry.partition(":")
         if norm_name not in norms:
-            problems.append(Problem(f"{where}.norms[{j}]", f"unknown norm {norm_name!r}; one of {', '.join(sorted(norms))}"
-                                    + did_you_mean(norm_name, sorted(norms))))
+            problems.append(
+                Problem(
+                    f"{where}.norms[{j}]",
+                    f"unknown norm {norm_name!r}; one of {', '.join(sorted(norms))}"
+                    + did_you_mean(norm_name, sorted(norms)),
+                )
+            )
             continue
         norm = norms[norm_name]
         if impl_name:
             if impl_name not in norm.impls:
-                problems.append(Problem(f"{where}.norms[{j}]", f"{norm_name} has no implementation {impl_name!r}; "
-                                        f"it has {', '.join(norm.impls)}" + did_you_mean(impl_name, list(norm.impls))))
+                problems.append(
+                    Problem(
+                        f"{where}.norms[{j}]",
+                        f"{norm_name} has no implementation {impl_name!r}; "
+                        f"it has {', '.join(norm.impls)}" + did_you_mean(impl_name, list(norm.impls)),
+                    )
+                )
                 continue
             chosen = [impl_name]
         elif impl_filter is not None:
@@ -243,8 +276,12 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
         offered = {i for n in names for i in norms.get(n.partition(":")[0], norms["identity"]).impls}
         for j, impl_name in enumerate(impl_filter):
             if impl_name not in offered:
-                problems.append(Problem(f"{where}.impls[{j}]", f"no norm listed offers {impl_name!r}"
-                                        + did_you_mean(impl_name, sorted(offered))))
+                problems.append(
+                    Problem(
+                        f"{where}.impls[{j}]",
+                        f"no norm listed offers {impl_name!r}" + did_you_mean(impl_name, sorted(offered)),
+                    )
+                )
     return pairs
 
 
@@ -256,8 +293,14 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
     for key, value in values.items():
         path = f"{where}.{section}.{key}"
         if key not in specs:
-            problems.append(Problem(path, "unknown parameter for this bench kind" + did_you_mean(key, sorted(specs))
-                                    + f"; it takes {', '.join(sorted(specs))}"))
+            problems.append(
+                Problem(
+                    path,
+                    "unknown parameter for this bench kind"
+                    + did_you_mean(key, sorted(specs))
+                    + f"; it takes {', '.join(sorted(specs))}",
+                )
+            )
             continue
         if as_list:
             if not isinstance(value, list) or not value:
@@ -305,4 +348,6 @@ def _check_cases(specs: list[BenchSpec], problems: list[Problem]) -> None:
             seen.setdefault(case.case_id, spec.index)
         problems.extend(messages)
         if duplicates:
-            problems.append(Problem(f"bench[{spec.index}]", f"repeats {duplicates} case(s) of bench[{first}]"))
+            problems.append(
+                Problem(f"bench[{spec.index}]", f"repeats {duplicates} case(s) of bench[{first}]")
+            )

@@ -1,8 +1,8 @@
 """Timers. Each returns raw per-call samples (seconds); statistics are computed from them later.
 
-    cpu.CpuTimer    time.perf_counter_ns around a calibrated inner loop
-    cuda.CudaTimer  CUDA events per sample, L2 flush between samples, optional CUDA-graph mode
-    cache           the flush buffers of the cold-cache mode (CPU last-level cache, GPU L2)
+cpu.CpuTimer    time.perf_counter_ns around a calibrated inner loop
+cuda.CudaTimer  CUDA events per sample, L2 flush between samples, optional CUDA-graph mode
+cache           the flush buffers of the cold-cache mode (CPU last-level cache, GPU L2)
 """
 
 from __future__ import annotations

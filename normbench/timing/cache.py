@@ -50,7 +50,9 @@ def _getconf_l3() -> int:
     import subprocess
 
     try:
-        out = subprocess.run(["getconf", "LEVEL3_CACHE_SIZE"], capture_output=True, text=True, timeout=5).stdout
+        out = subprocess.run(
+            ["getconf", "LEVEL3_CACHE_SIZE"], capture_output=True, text=True, timeout=5
+        ).stdout
         return int(out.strip() or 0)
     except (OSError, ValueError, subprocess.SubprocessError):
         return 0
@@ -60,7 +62,9 @@ def gpu_l2_bytes(device=None) -> tuple[int, str]:
     """(L2 size in bytes, source) of a CUDA device, from its properties; fallback when torch does not say."""
     import torch
 
-    size = int(getattr(torch.cuda.get_device_properties(device or torch.cuda.current_device()), "L2_cache_size", 0))
+    size = int(
+        getattr(torch.cuda.get_device_properties(device or torch.cuda.current_device()), "L2_cache_size", 0)
+    )
     if size > 0:
         return size, "cuda device properties"
     return FALLBACK_CACHE_BYTES, "fallback (L2_cache_size not reported)"
@@ -77,7 +81,9 @@ class FlushBuffer:
         n = max(1, nbytes // 4)
         # One 16 MiB block of random bits, tiled: generating 1 GiB of random numbers takes seconds, and a
         # repeated 16 MiB pattern is as incompressible as a fresh one for caches that compress small blocks.
-        block = torch.randint(-(2**31), 2**31 - 1, (min(n, 1 << 22),), dtype=torch.int32, generator=g).to(device)
+        block = torch.randint(-(2**31), 2**31 - 1, (min(n, 1 << 22),), dtype=torch.int32, generator=g).to(
+            device
+        )
         self.buf = torch.empty(n, dtype=torch.int32, device=device)
         for start in range(0, n, block.numel()):
             stop = min(n, start + block.numel())

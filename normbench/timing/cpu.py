@@ -16,8 +16,15 @@ from normbench.timing import Samples
 class CpuTimer:
     name = "cpu-perf_counter"
 
-    def __init__(self, *, warmup: int = 3, samples: int = 20, min_sample_s: float = 2e-3,
-                 between: Callable[[], None] | None = None, inner: int | None = None):
+    def __init__(
+        self,
+        *,
+        warmup: int = 3,
+        samples: int = 20,
+        min_sample_s: float = 2e-3,
+        between: Callable[[], None] | None = None,
+        inner: int | None = None,
+    ):
         """between: called before each sample, outside the timed region (a cache flush, say).
         inner: calls per sample; None = calibrate to min_sample_s."""
         self.warmup = warmup

@@ -23,8 +23,17 @@ MAX_GRAPH_CALLS = 200  # graph mode: calls captured per graph at most (each keep
 
 
 class CudaTimer:
-    def __init__(self, *, warmup: int = 3, samples: int = 20, min_sample_s: float = 2e-3, cache: str = "cold",
-                 graph: bool = False, device=None, inner: int | None = None):
+    def __init__(
+        self,
+        *,
+        warmup: int = 3,
+        samples: int = 20,
+        min_sample_s: float = 2e-3,
+        cache: str = "cold",
+        graph: bool = False,
+        device=None,
+        inner: int | None = None,
+    ):
         """inner: calls per sample in warm eager mode (None = calibrate to min_sample_s); cold mode
         always times one call per sample, graph mode calibrates its calls per graph."""
         import torch
@@ -37,7 +46,9 @@ class CudaTimer:
         self.cache = cache
         self.graph = graph
         self.inner = inner
-        self.device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+        self.device = (
+            torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+        )
         self.flush = flush_buffer("cuda") if cache == "cold" else None
         self.name = "cuda-events" + ("+graph" if graph else "") + ("+l2-flush" if self.flush else "")
 
@@ -50,8 +61,12 @@ class CudaTimer:
             fn()
         torch.cuda.synchronize(self.device)
         times, inner = self._graph_samples(fn) if self.graph else self._event_samples(fn)
-        extra = {"cache": self.cache, "graph": self.graph,
-                 "flush_bytes": self.flush.nbytes if self.flush else 0, **read_clocks(self.device)}
+        extra = {
+            "cache": self.cache,
+            "graph": self.graph,
+            "flush_bytes": self.flush.nbytes if self.flush else 0,
+            **read_clocks(self.device),
+        }
         return Samples(times, inner, self.name, self.warmup, extra)
 
     def _flush(self) -> None:

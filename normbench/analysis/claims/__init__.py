@@ -59,8 +59,15 @@ def evaluate(names: list[str], frame: pd.DataFrame) -> pd.DataFrame:
             v = c.check(frame)
         except Exception as exc:  # a claim that cannot read the rows says why instead of hiding the report
             v = Verdict(NO_DATA, f"could not evaluate: {type(exc).__name__}: {exc}")
-        rows.append({"claim": name, "verdict": v.verdict, "numbers": v.numbers, "statement": c.statement,
-                     "source": c.source})
+        rows.append(
+            {
+                "claim": name,
+                "verdict": v.verdict,
+                "numbers": v.numbers,
+                "statement": c.statement,
+                "source": c.source,
+            }
+        )
     return pd.DataFrame(rows, columns=["claim", "verdict", "numbers", "statement", "source"])
 
 

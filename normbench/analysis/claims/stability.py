@@ -18,10 +18,12 @@ def _rows(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     return bench_rows(frame, all_benches()[kind])
 
 
-@claim("preln_lemma2_band",
-       source="Xiong et al. 2020, Lemma 2",
-       statement="At init, each Pre-LN layer adds between d/2 and 3d/2 to E‖x_l‖²: ‖x_l‖²/d ∈ "
-                 "[s₀ + l/2, s₀ + 3l/2] with s₀ = ‖x₀‖²/d of the embedding (the paper's band has s₀ = 1)")
+@claim(
+    "preln_lemma2_band",
+    source="Xiong et al. 2020, Lemma 2",
+    statement="At init, each Pre-LN layer adds between d/2 and 3d/2 to E‖x_l‖²: ‖x_l‖²/d ∈ "
+    "[s₀ + l/2, s₀ + 3l/2] with s₀ = ‖x₀‖²/d of the embedding (the paper's band has s₀ = 1)",
+)
 def preln_lemma2_band(frame):
     rows = _rows(frame, "init")
     rows = rows[(rows["metric"] == "stream_sq_norm")] if not rows.empty else rows
@@ -43,23 +45,29 @@ def preln_lemma2_band(frame):
                 inside += 1
             else:
                 misses.append(f"L={depth} l={int(layer)}: {value:.3f} ∉ [{lo:.3f}, {hi:.3f}]")
-    numbers = (f"{inside}/{total} layers inside the band from the measured s₀ "
-               f"(s₀ ≈ {float(rows[rows['layer'] == 0]['value'].mean()):.2f}); "
-               f"{literal}/{total} inside the paper's literal [1 + l/2, 1 + 3l/2]")
+    numbers = (
+        f"{inside}/{total} layers inside the band from the measured s₀ "
+        f"(s₀ ≈ {float(rows[rows['layer'] == 0]['value'].mean()):.2f}); "
+        f"{literal}/{total} inside the paper's literal [1 + l/2, 1 + 3l/2]"
+    )
     if misses:
         numbers += "; misses: " + "; ".join(misses[:4])
     return Verdict(PASS if inside == total else FAIL, numbers)
 
 
-@claim("last_layer_ffn_grad_vs_depth",
-       source="Xiong et al. 2020, Theorem 1",
-       statement="At init, the last layer's FFN gradient ‖∂L/∂W^{2,L}‖ is independent of depth L for Post-LN "
-                 "(bound O(d√ln d)) and falls with L for Pre-LN (bound O(d√(ln d / L)), slope −½ in log-log)")
+@claim(
+    "last_layer_ffn_grad_vs_depth",
+    source="Xiong et al. 2020, Theorem 1",
+    statement="At init, the last layer's FFN gradient ‖∂L/∂W^{2,L}‖ is independent of depth L for Post-LN "
+    "(bound O(d√ln d)) and falls with L for Pre-LN (bound O(d√(ln d / L)), slope −½ in log-log)",
+)
 def last_layer_ffn_grad_vs_depth(frame):
     rows = _rows(frame, "init")
     if rows.empty:
         return Verdict(NO_DATA, "no init rows")
-    rows = rows[(rows["metric"] == "ffn_grad_norm_of_mean") & (rows["site"] == "fc2") & (rows["init"] == "xavier")]
+    rows = rows[
+        (rows["metric"] == "ffn_grad_norm_of_mean") & (rows["site"] == "fc2") & (rows["init"] == "xavier")
+    ]
     last = rows[rows["layer"] == rows["depth"]]
     slopes, parts = {}, []
     for placement in ("post", "pre"):
@@ -67,8 +75,11 @@ def last_layer_ffn_grad_vs_depth(frame):
         if len(g) < 2:
             return Verdict(NO_DATA, f"needs {placement} at two or more depths")
         slopes[placement] = float(np.polyfit(np.log(g.index.astype(float)), np.log(g.values), 1)[0])
-        parts.append(f"{placement}: " + ", ".join(f"L={int(L)} {v:.3f}" for L, v in g.items())
-                     + f" (log-log slope {slopes[placement]:+.2f})")
+        parts.append(
+            f"{placement}: "
+            + ", ".join(f"L={int(L)} {v:.3f}" for L, v in g.items())
+            + f" (log-log slope {slopes[placement]:+.2f})"
+        )
     # Post-LN: flat means a slope within ±0.15 (a factor 1.23 over 6→24); Pre-LN: clearly falling.
     ok = abs(slopes["post"]) <= 0.15 and slopes["pre"] <= -0.25
     return Verdict(PASS if ok else FAIL, "; ".join(parts) + "; Theorem 1's Pre-LN bound has slope −0.50")
@@ -81,10 +92,12 @@ def _final_status(frame) -> pd.DataFrame:
     return rows.drop_duplicates("case_id")[["placement", "init", "warmup", "depth", "seed", "status"]]
 
 
-@claim("postln_stuck_when_deep",
-       source="Wang et al. 2022 (DeepNet) §3, Fig. 3c; Xiong et al. 2020 §3.2",
-       statement="Post-LN (Xavier) at depth ≥ 12 stays at the unigram entropy (stuck) without warmup and with a "
-                 "short warmup, while Pre-LN, DeepNorm and Post-LN with the 1/k_l init (+ warmup) learn")
+@claim(
+    "postln_stuck_when_deep",
+    source="Wang et al. 2022 (DeepNet) §3, Fig. 3c; Xiong et al. 2020 §3.2",
+    statement="Post-LN (Xavier) at depth ≥ 12 stays at the unigram entropy (stuck) without warmup and with a "
+    "short warmup, while Pre-LN, DeepNorm and Post-LN with the 1/k_l init (+ warmup) learn",
+)
 def postln_stuck_when_deep(frame):
     runs = _final_status(frame)
     if runs.empty:
@@ -106,10 +119,12 @@ def postln_stuck_when_deep(frame):
     return Verdict(PASS if ok else FAIL, "; ".join(parts))
 
 
-@claim("step1_model_update_order",
-       source="Wang et al. 2022 (DeepNet) §3, Fig. 4a; Thm 4.2",
-       statement="The model update ‖F(x,θ₁) − F(x,θ₀)‖ after one step orders Post-LN ≫ DeepNorm (≥ 3×), and "
-                 "warmup, then warmup with the 1/k_l init, shrink Post-LN's further")
+@claim(
+    "step1_model_update_order",
+    source="Wang et al. 2022 (DeepNet) §3, Fig. 4a; Thm 4.2",
+    statement="The model update ‖F(x,θ₁) − F(x,θ₀)‖ after one step orders Post-LN ≫ DeepNorm (≥ 3×), and "
+    "warmup, then warmup with the 1/k_l init, shrink Post-LN's further",
+)
 def step1_model_update_order(frame):
     rows = _rows(frame, "stability")
     if rows.empty:
@@ -119,7 +134,9 @@ def step1_model_update_order(frame):
         "post": (upd["placement"] == "post") & (upd["init"] == "xavier") & (upd["warmup"] == 0),
         "deepnorm": (upd["placement"] == "deepnorm"),
         "post+warmup": (upd["placement"] == "post") & (upd["init"] == "xavier") & (upd["warmup"] > 0),
-        "post 1/k_l+warmup": (upd["placement"] == "post") & (upd["init"] == "depth_scaled") & (upd["warmup"] > 0),
+        "post 1/k_l+warmup": (upd["placement"] == "post")
+        & (upd["init"] == "depth_scaled")
+        & (upd["warmup"] > 0),
     }
     parts, ok, seen = [], True, 0
     for depth in sorted(upd["depth"].unique()):
@@ -127,7 +144,9 @@ def step1_model_update_order(frame):
         if any(np.isnan(v) for v in med.values()):
             continue
         seen += 1
-        ok &= med["post"] >= 3 * med["deepnorm"] and med["post"] > med["post+warmup"] > med["post 1/k_l+warmup"]
+        ok &= (
+            med["post"] >= 3 * med["deepnorm"] and med["post"] > med["post+warmup"] > med["post 1/k_l+warmup"]
+        )
         parts.append(f"L={int(depth)}: " + ", ".join(f"{k} {v:.3g}" for k, v in med.items()))
     if not seen:
         return Verdict(NO_DATA, "needs the four configurations at one depth at least")

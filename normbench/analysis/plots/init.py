@@ -22,14 +22,27 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
     colour = {c: plt.cm.tab10(i % 10) for i, c in enumerate(configs)}
     for (config, depth), g in stream.assign(config=stream.apply(label, axis=1)).groupby(["config", "depth"]):
         g = g.groupby("layer")["value"].mean()
-        ax1.plot(g.index, g.values, marker="o", ms=2, color=colour[config], alpha=0.4 + 0.6 * depth / stream["depth"].max(),
-                 label=f"{config} L={depth}")
+        ax1.plot(
+            g.index,
+            g.values,
+            marker="o",
+            ms=2,
+            color=colour[config],
+            alpha=0.4 + 0.6 * depth / stream["depth"].max(),
+            label=f"{config} L={depth}",
+        )
     pre = stream[stream["placement"] == "pre"]
     if not pre.empty:
         s0 = float(pre[pre["layer"] == 0]["value"].mean())
         layers = np.arange(0, pre["layer"].max() + 1)
-        ax1.fill_between(layers, s0 + layers / 2, s0 + 3 * layers / 2, color="grey", alpha=0.2,
-                         label=f"Lemma 2 band from s₀ = {s0:.2f}")
+        ax1.fill_between(
+            layers,
+            s0 + layers / 2,
+            s0 + 3 * layers / 2,
+            color="grey",
+            alpha=0.2,
+            label=f"Lemma 2 band from s₀ = {s0:.2f}",
+        )
     ax1.set_xlabel("layer l")
     ax1.set_ylabel("‖x_l‖² / d of the residual stream")
     ax1.set_title("Residual stream growth at init (Xiong Lemma 2)", fontsize=10)
@@ -37,8 +50,15 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
     ax1.legend(fontsize=6, ncol=2)
     for (config, depth), g in grads.assign(config=grads.apply(label, axis=1)).groupby(["config", "depth"]):
         g = g.groupby("layer")["value"].mean()
-        ax2.plot(g.index / depth, g.values, marker="o", ms=2, color=colour[config],
-                 alpha=0.4 + 0.6 * depth / grads["depth"].max(), label=f"{config} L={depth}")
+        ax2.plot(
+            g.index / depth,
+            g.values,
+            marker="o",
+            ms=2,
+            color=colour[config],
+            alpha=0.4 + 0.6 * depth / grads["depth"].max(),
+            label=f"{config} L={depth}",
+        )
     ax2.set_yscale("log")
     ax2.set_xlabel("relative depth l / L")
     ax2.set_ylabel("‖mean over batches of ∂L/∂W²_l‖_F")

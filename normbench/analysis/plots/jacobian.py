@@ -14,23 +14,37 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    rows = frame[frame["metric"].isin(["sigma_max", "xiong_bound", "centred_bound"]) & frame["sample"].notna()]
+    rows = frame[
+        frame["metric"].isin(["sigma_max", "xiong_bound", "centred_bound"]) & frame["sample"].notna()
+    ]
     if rows.empty:
         return []
     wide = rows.pivot_table(index=["case_id", "sample"], columns="metric", values="value", aggfunc="first")
     info = frame.drop_duplicates("case_id").set_index("case_id")
     wide = wide.join(info[["norm", "impl"] + [c for c in ("dist", "mean") if c in info]], on="case_id")
-    wide["group"] = wide["dist"].astype(str) + np.where(wide["dist"] == "gaussian",
-                                                         " μ/σ=" + wide["mean"].astype(str), "")
+    wide["group"] = wide["dist"].astype(str) + np.where(
+        wide["dist"] == "gaussian", " μ/σ=" + wide["mean"].astype(str), ""
+    )
     groups = sorted(wide["group"].unique())
-    colours = {g: plt.cm.tab10(i % 10) if len(groups) <= 10 else plt.cm.tab20(i % 20) for i, g in enumerate(groups)}
+    colours = {
+        g: plt.cm.tab10(i % 10) if len(groups) <= 10 else plt.cm.tab20(i % 20) for i, g in enumerate(groups)
+    }
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.2))
-    for ax, bound, title in ((axes[0], "xiong_bound", "Xiong et al.'s √d/‖x‖₂"),
-                             (axes[1], "centred_bound", "centred √d/‖x − mean‖₂")):
+    for ax, bound, title in (
+        (axes[0], "xiong_bound", "Xiong et al.'s √d/‖x‖₂"),
+        (axes[1], "centred_bound", "centred √d/‖x − mean‖₂"),
+    ):
         data = wide[(wide[bound] > 0) & (wide["sigma_max"] > 0) & np.isfinite(wide[bound])]
         for (group, norm), pts in data.groupby(["group", "norm"]):
-            ax.scatter(pts[bound], pts["sigma_max"], s=12, alpha=0.7, color=colours[group],
-                       marker=MARKERS.get(norm, "x"), label=f"{norm}, {group}")
+            ax.scatter(
+                pts[bound],
+                pts["sigma_max"],
+                s=12,
+                alpha=0.7,
+                color=colours[group],
+                marker=MARKERS.get(norm, "x"),
+                label=f"{norm}, {group}",
+            )
         lo = min(data[bound].min(), data["sigma_max"].min())
         hi = max(data[bound].max(), data["sigma_max"].max())
         ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x (bound met with equality)")
@@ -42,7 +56,9 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
         ax.grid(True, which="both", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=6, loc="center right", ncol=1)
-    fig.suptitle(f"Jacobian spectral norm vs bound, one point per input (above the line = bound fails) — {machine}",
-                 fontsize=10)
+    fig.suptitle(
+        f"Jacobian spectral norm vs bound, one point per input (above the line = bound fails) — {machine}",
+        fontsize=10,
+    )
     fig.subplots_adjust(right=0.78)
     return [save(fig, out_dir, "jacobian_sigma_vs_bound", fmt)]

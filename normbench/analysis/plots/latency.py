@@ -7,7 +7,6 @@ import itertools
 
 from normbench.analysis.plots import register_plot, save
 
-
 FIGURE_KEYS = ["device", "tokens", "cache", "input", "stat"]  # one figure per combination
 
 
@@ -15,11 +14,26 @@ def _wide(frame):
     ok = frame[frame["status"] == "ok"]
     defaults = {"cache": "warm", "input": "normal", "stat": "median"}  # runs from before these parameters
     ok = ok.assign(**{k: ok[k].fillna(v) if k in ok else v for k, v in defaults.items()})
-    metrics = ["time_median", "time_min", "time_p20", "time_p80", "gbps", "copy_time_median", "copy_time_min",
-               "copy_gbps"]
-    wide = ok[ok["metric"].isin(metrics)].pivot_table(
-        index=FIGURE_KEYS + ["dtype", "mode", "hidden", "norm", "impl"], columns="metric", values="value",
-        aggfunc="first").reset_index()
+    metrics = [
+        "time_median",
+        "time_min",
+        "time_p20",
+        "time_p80",
+        "gbps",
+        "copy_time_median",
+        "copy_time_min",
+        "copy_gbps",
+    ]
+    wide = (
+        ok[ok["metric"].isin(metrics)]
+        .pivot_table(
+            index=FIGURE_KEYS + ["dtype", "mode", "hidden", "norm", "impl"],
+            columns="metric",
+            values="value",
+            aggfunc="first",
+        )
+        .reset_index()
+    )
     return wide
 
 
@@ -39,8 +53,13 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
             (f"time_{stat}", f"{stat} time per call (s)", f"copy_time_{stat}", "latency"),
             ("gbps", f"GB/s (byte model, {stat} time)", "copy_gbps", "bandwidth"),
         ):
-            fig, axes = plt.subplots(len(modes), len(dtypes), figsize=(5 * len(dtypes), 3.6 * len(modes)),
-                                     squeeze=False, sharex=True)
+            fig, axes = plt.subplots(
+                len(modes),
+                len(dtypes),
+                figsize=(5 * len(dtypes), 3.6 * len(modes)),
+                squeeze=False,
+                sharex=True,
+            )
             for (i, mode), (j, dtype) in itertools.product(enumerate(modes), enumerate(dtypes)):
                 ax = axes[i][j]
                 rows = fig_rows[(fig_rows["mode"] == mode) & (fig_rows["dtype"] == dtype)]
@@ -60,7 +79,10 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 ax.set_ylabel(ylabel if j == 0 else "")
                 ax.set_xlabel("hidden size" if i == len(modes) - 1 else "")
             axes[0][-1].legend(fontsize=7, loc="best")
-            fig.suptitle(f"{stem.capitalize()} vs hidden, tokens={tokens}, {device}, {cache} cache, {input_} input "
-                         f"— {machine}", fontsize=10)
+            fig.suptitle(
+                f"{stem.capitalize()} vs hidden, tokens={tokens}, {device}, {cache} cache, {input_} input "
+                f"— {machine}",
+                fontsize=10,
+            )
             paths.append(save(fig, out_dir, f"{stem}_{device}_tokens{tokens}_{cache}_{input_}", fmt))
     return paths

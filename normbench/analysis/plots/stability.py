@@ -26,8 +26,12 @@ def loss_and_update_curves(frame, out_dir, *, machine, fmt):
     unigram = frame[frame["metric"] == "unigram_loss"].groupby("depth")["value"].median()
     fig, axes = plt.subplots(2, len(depths), figsize=(4.8 * len(depths), 7.5), squeeze=False, sharey="row")
     for j, depth in enumerate(depths):
-        for i, (metric, ylabel) in enumerate((("loss", "training loss (nats/byte)"),
-                                              ("model_update", "model update ‖F(x,θ_t) − F(x,θ₀)‖ per token"))):
+        for i, (metric, ylabel) in enumerate(
+            (
+                ("loss", "training loss (nats/byte)"),
+                ("model_update", "model update ‖F(x,θ_t) − F(x,θ₀)‖ per token"),
+            )
+        ):
             ax = axes[i][j]
             sel = rows[(rows["metric"] == metric) & (rows["depth"] == depth)]
             for (config, _seed), run in sel.groupby(["config", "seed"]):
@@ -35,8 +39,14 @@ def loss_and_update_curves(frame, out_dir, *, machine, fmt):
                 if metric == "model_update":
                     run = run[run["step"] > 0]
                 first = _seed == sel[sel["config"] == config]["seed"].min()
-                ax.plot(run["step"], run["value"], color=colour[config], lw=1, alpha=0.8,
-                        label=config if first else None)
+                ax.plot(
+                    run["step"],
+                    run["value"],
+                    color=colour[config],
+                    lw=1,
+                    alpha=0.8,
+                    label=config if first else None,
+                )
             if metric == "loss" and depth in unigram:
                 ax.axhline(unigram[depth], color="k", ls="--", lw=1, label="unigram model (learned nothing)")
             if metric == "model_update":
@@ -47,6 +57,9 @@ def loss_and_update_curves(frame, out_dir, *, machine, fmt):
             ax.set_ylabel(ylabel if j == 0 else "")
             ax.grid(True, which="both", alpha=0.3)
     axes[0][-1].legend(fontsize=7)
-    fig.suptitle(f"Training stability: loss and model update per placement and depth (seeds as separate lines) — "
-                 f"{machine}", fontsize=10)
+    fig.suptitle(
+        f"Training stability: loss and model update per placement and depth (seeds as separate lines) — "
+        f"{machine}",
+        fontsize=10,
+    )
     return [save(fig, out_dir, "stability_loss_and_update", fmt)]
