@@ -39,7 +39,7 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
 
 def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
     path = out_dir / f"{name}.{fmt}"
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))  # room on the right for a figure legend
     fig.savefig(path, dpi=120)
     import matplotlib.pyplot as plt
 

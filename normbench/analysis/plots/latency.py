@@ -37,6 +37,20 @@ def _wide(frame):
     return wide
 
 
+STYLES = ["-", "--", ":", "-."]
+MARKERS = ["o", "s", "^", "D", "v", "x"]
+
+
+def _style(wide, norm, impl):
+    """One colour per norm, one line style and marker per implementation: 16 lines stay readable."""
+    import matplotlib.pyplot as plt
+
+    norms = sorted(set(wide["norm"]) - {"identity"})
+    impls = sorted(set(wide.loc[wide["norm"] == norm, "impl"]))
+    k = impls.index(impl)
+    return plt.cm.tab10(norms.index(norm) % 10), STYLES[k % len(STYLES)], MARKERS[k % len(MARKERS)]
+
+
 @register_plot("latency")
 def latency_vs_hidden(frame, out_dir, *, machine, fmt):
     import matplotlib.pyplot as plt
@@ -65,7 +79,9 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 rows = fig_rows[(fig_rows["mode"] == mode) & (fig_rows["dtype"] == dtype)]
                 for (norm, impl), line in rows[rows["norm"] != "identity"].groupby(["norm", "impl"]):
                     line = line.sort_values("hidden")
-                    ax.plot(line["hidden"], line[metric], marker="o", ms=3, label=f"{norm}:{impl}")
+                    colour, style, marker = _style(wide, norm, impl)
+                    ax.plot(line["hidden"], line[metric], color=colour, ls=style, marker=marker, ms=3,
+                            label=f"{norm}:{impl}")
                     if metric == "time_median" and "time_p20" in line:  # p20-p80 band around the median
                         ax.fill_between(line["hidden"], line["time_p20"], line["time_p80"], alpha=0.15)
                 if copy_metric in rows and rows[copy_metric].notna().any():
@@ -78,7 +94,9 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 ax.grid(True, which="both", alpha=0.3)
                 ax.set_ylabel(ylabel if j == 0 else "")
                 ax.set_xlabel("hidden size" if i == len(modes) - 1 else "")
-            axes[0][-1].legend(fontsize=7, loc="best")
+            handles, labels = axes[0][0].get_legend_handles_labels()
+            fig.legend(handles, labels, fontsize=7, loc="center right")
+            fig.subplots_adjust(right=0.8)
             fig.suptitle(
                 f"{stem.capitalize()} vs hidden, tokens={tokens}, {device}, {cache} cache, {input_} input "
                 f"— {machine}",
