@@ -161,3 +161,34 @@ def test_slowed_implementation_is_the_only_regression(tmp_path):
     flagged = sorted((r[0], r[2]) for r in rows if r[0] in "+-~!" and r[0] != " ")
     assert [m for m, _ in flagged] == ["+", "+"], out.stdout
     assert all("testslow:slowed" in case for _, case in flagged), out.stdout
+
+
+def test_run_to_run_noise_gate_with_several_runs_per_side(tmp_path):
+    """Two runs per side whose medians jitter by ±8% run to run (samples tight within a run, so the
+    Mann-Whitney test alone would flag the jitter): only the case slowed 2x is marked."""
+    impls = [f"i{k}" for k in range(10)]
+    jitter = {"b1": 1.0, "b2": 1.08, "n1": 0.93, "n2": 1.04}
+    for run, factor in jitter.items():
+        medians = {
+            impl: 1e-5 * (1 + k / 10) * factor * (1 + 0.05 * ((k * 7 + len(run)) % 3 - 1))
+            for k, impl in enumerate(impls)
+        }
+        if run.startswith("n"):
+            medians["i3"] *= 2
+        _store_run(tmp_path, run, medians)
+    out = (
+        CliRunner()
+        .invoke(app, ["compare", "b1,b2", "n1,n2", "--results", str(tmp_path), "--format", "csv"])
+        .output
+    )
+    marked = {
+        line.split(",")[2].split()[0]: line.split(",")[0]
+        for line in out.splitlines()[2:]
+        if line.count(",") > 5
+    }
+    assert marked.pop("layernorm:i3") == "+", out
+    assert set(marked.values()) <= {" ", "~"}, out
+    plain = CliRunner().invoke(
+        app, ["compare", "b1,b2", "n1,n2", "--results", str(tmp_path), "--format", "plain"]
+    )
+    assert "pooled variance of the run medians" in plain.output

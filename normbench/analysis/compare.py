@@ -10,6 +10,7 @@ whether a change is large enough (--factor), and a two-sided Mann-Whitney U test
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -61,12 +62,14 @@ def environment_differences(base_env: dict, new_env: dict, allow: set[str]) -> l
 
 def compare_frames(
     base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict, opts: CompareOptions
-) -> list[CompareRow]:
+) -> tuple[list[CompareRow], list[str]]:
+    """The comparison rows, and notes on the run-to-run noise each metric was judged against."""
     from normbench.benches import all_benches
 
     benches = all_benches()
     env_diff = environment_differences(base_env, new_env, opts.allow_env)
     rows: list[CompareRow] = []
+    notes: list[str] = []
     for kind in sorted(set(base["bench"]) | set(new["bench"])):
         bench = benches.get(kind)
         b, n = base[base["bench"] == kind], new[new["bench"] == kind]
@@ -74,8 +77,11 @@ def compare_frames(
             continue
         rows.extend(_status_rows(kind, b, n, bench))
         for metric, direction in bench.compare_metrics.items():
-            rows.extend(_metric_rows(kind, metric, direction, b, n, bench, opts, env_diff))
-    return rows
+            metric_rows, note = _metric_rows(kind, metric, direction, b, n, bench, opts, env_diff)
+            rows.extend(metric_rows)
+            if note:
+                notes.append(note)
+    return rows, notes
 
 
 def describe_case(norm, impl, params: dict, bench) -> str:
@@ -105,7 +111,7 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> l
         return {k: g for k, g in sel.groupby(keys)}
 
     gb, gn = groups(base), groups(new)
-    out = []
+    out, judged = [], []
     for key in sorted(set(gb) | set(gn)):
         norm, impl, params = json.loads(key)
         label = describe_case(norm, impl, params, bench)
@@ -121,25 +127,80 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> l
         mb, mn = float(pd.Series(a).median()), float(pd.Series(b).median())
         ratio = mn / mb if mb else (1.0 if mn == mb else float("inf"))
         row = CompareRow(" ", kind, label, metric, mb, mn, ratio, unit=unit)
+        out.append(row)
         if env_diff:
             row.mark, row.note = "x", "environment differs: " + "; ".join(env_diff)
-            out.append(row)
             continue
-        lower_is_better = direction.startswith("lower")
-        worse = ratio > opts.factor if lower_is_better else ratio < 1 / opts.factor
-        better = ratio < 1 / opts.factor if lower_is_better else ratio > opts.factor
         if a == b:
             row.p = 1.0  # identical values (a deterministic metric): nothing changed
-            significant = False
         elif len(a) >= 3 and len(b) >= 3:
             row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
-            significant = row.p < opts.alpha
         else:
-            significant, row.note = True, f"n={min(len(a), len(b))}: no test, factor only"
+            row.note = f"n={min(len(a), len(b))}: no test, factor only"
+        judged.append((row, _run_medians(gb[key], direction), _run_medians(gn[key], direction)))
+    noise, note = _run_to_run_noise(judged, kind, metric, opts)
+    lower_is_better = direction.startswith("lower")
+    for row, runs_b, runs_n in judged:
+        worse = row.ratio > opts.factor if lower_is_better else row.ratio < 1 / opts.factor
+        better = row.ratio < 1 / opts.factor if lower_is_better else row.ratio > opts.factor
+        significant = row.p is None or row.p < opts.alpha
+        if significant and noise and 0 < row.ratio < float("inf"):
+            bound = noise * math.sqrt(1 / len(runs_b) + 1 / len(runs_n)) * _z(opts.alpha)
+            if abs(math.log(row.ratio)) <= bound:
+                significant = False
+                row.note = f"within run-to-run noise (|log ratio| ≤ {bound:.2f})"
         if worse or better:
             row.mark = ("+" if worse else "-") if significant else "~"
-        out.append(row)
-    return out
+    return out, note
+
+
+def _z(alpha: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.isf(alpha / 2))
+
+
+def _run_medians(group: pd.DataFrame, direction: str) -> list[float]:
+    """One median per run (several run ids may be given per side)."""
+    values = group.assign(value=group["value"].abs()) if direction.endswith("_abs") else group
+    raw = values[values["sample"].notna()]
+    return [float(v) for v in (raw if not raw.empty else values).groupby("run_id")["value"].median()]
+
+
+def _run_to_run_noise(judged, kind: str, metric: str, opts: CompareOptions) -> tuple[float | None, str]:
+    """The spread of one run's median around another's, in log units (σ of a single run).
+
+    Samples inside one run share that process's state (memory placement, frequency, a neighbour's burst), so
+    the Mann-Whitney test alone calls run-to-run noise significant. With several runs per side, σ is the
+    pooled spread of their medians. With one run per side it is estimated from all the cases at once, most of
+    which did not change (an empirical null: 1.4826·MAD of the log ratios / √2). Fewer than 8 cases: no gate."""
+    import numpy as np
+
+    usable = [(r, b, n) for r, b, n in judged if r.ratio and 0 < r.ratio < float("inf")]
+    multi = [
+        np.std(np.log(b), ddof=1) ** 2 + np.std(np.log(n), ddof=1) ** 2
+        for _, b, n in usable
+        if len(b) >= 2 and len(n) >= 2 and min(b + n) > 0
+    ]
+    if len(multi) >= 8:
+        sigma, how = float(np.sqrt(np.mean(multi) / 2)), "pooled variance of the run medians given per side"
+    elif len(usable) >= 8:
+        logs = np.log([r.ratio for r, _, _ in usable])
+        sigma = float(1.4826 * np.median(np.abs(logs - np.median(logs))) / np.sqrt(2))
+        how = f"1.4826·MAD of the log ratios of {len(usable)} cases (most assumed unchanged)"
+    else:
+        return None, ""
+    if sigma == 0:
+        return None, ""
+    nb, nn = (int(np.median([len(x[i]) for x in usable])) for i in (1, 2))
+    floor = math.exp(sigma * math.sqrt(1 / nb + 1 / nn) * _z(opts.alpha))
+    note = (
+        f"{kind}/{metric}: run-to-run noise σ = {sigma:.1%} per run ({how}); with {nb} vs {nn} run(s), "
+        f"changes below {floor:.2f}× cannot be told from it"
+    )
+    if nb == 1 or nn == 1:
+        note += "; pass several runs per side (A,B,C) to see smaller ones"
+    return sigma, note
 
 
 def _values(group: pd.DataFrame) -> list[float]:

@@ -18,8 +18,12 @@ PANEL = "Results"
 
 @cli_errors
 def command(
-    base: Annotated[str, typer.Argument(help="Base run id.", show_default=False)],
-    new: Annotated[str, typer.Argument(help="New run id (or 'latest').", show_default=False)],
+    base: Annotated[
+        str, typer.Argument(help="Base run id, or several joined by commas.", show_default=False)
+    ],
+    new: Annotated[
+        str, typer.Argument(help="New run id (or 'latest'), or several joined by commas.", show_default=False)
+    ],
     factor: Annotated[float, typer.Option(help="Ratio of medians that counts as a change.", min=1.0)] = 1.1,
     alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.002,
     only_changed: Annotated[bool, typer.Option("--only-changed", help="Hide unchanged cases.")] = False,
@@ -41,13 +45,23 @@ def command(
 
     if fmt not in ("github", "plain", "md", "csv", "json"):
         raise NormbenchError(f"--format {fmt!r}: one of github, plain, md, csv, json")
-    sb, sn = RunStore.open(results, base), RunStore.open(results, new)
+    import pandas as pd
+
+    base_runs = [RunStore.open(results, r) for r in base.split(",")]
+    new_runs = [RunStore.open(results, r) for r in new.split(",")]
+    sb, sn = base_runs[0], new_runs[0]
     opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []))
-    rows = compare_frames(sb.read(), sn.read(), sb.manifest.get("env", {}), sn.manifest.get("env", {}), opts)
+    rows, notes = compare_frames(
+        pd.concat([s.read() for s in base_runs], ignore_index=True),
+        pd.concat([s.read() for s in new_runs], ignore_index=True),
+        sb.manifest.get("env", {}),
+        sn.manifest.get("env", {}),
+        opts,
+    )
     table = Table(
-        f"{sb.run_id} -> {sn.run_id} (factor {factor}, alpha {alpha})",
+        f"{base} -> {new} (factor {factor}, alpha {alpha})",
         comparison_table(rows, only_changed=only_changed),
-        [summary_line(rows)],
+        [summary_line(rows), *notes],
     )
     out.print(render([table], fmt), markup=False, end="")
     if fail_on_regression and any(r.regression for r in rows):

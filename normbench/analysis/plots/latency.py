@@ -80,8 +80,15 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 for (norm, impl), line in rows[rows["norm"] != "identity"].groupby(["norm", "impl"]):
                     line = line.sort_values("hidden")
                     colour, style, marker = _style(wide, norm, impl)
-                    ax.plot(line["hidden"], line[metric], color=colour, ls=style, marker=marker, ms=3,
-                            label=f"{norm}:{impl}")
+                    ax.plot(
+                        line["hidden"],
+                        line[metric],
+                        color=colour,
+                        ls=style,
+                        marker=marker,
+                        ms=3,
+                        label=f"{norm}:{impl}",
+                    )
                     if metric == "time_median" and "time_p20" in line:  # p20-p80 band around the median
                         ax.fill_between(line["hidden"], line["time_p20"], line["time_p80"], alpha=0.15)
                 if copy_metric in rows and rows[copy_metric].notna().any():
