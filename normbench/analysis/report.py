@@ -18,7 +18,8 @@ def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | 
     opts = ReportOptions(baseline=baseline, machine=machine)
     tables: list[Table] = []
     benches = all_benches()
-    for kind in dict.fromkeys(frame["bench"]):
+    order = {k: i for i, k in enumerate(("latency", "block", "jacobian", "init", "stability"))}
+    for kind in sorted(dict.fromkeys(frame["bench"]), key=lambda k: (order.get(k, len(order)), k)):
         if kind in benches:
             tables.extend(benches[kind].report(bench_rows(frame, benches[kind]), opts))
     claims = list(dict.fromkeys(c for m in manifests for c in m.get("claims", [])))

@@ -35,6 +35,12 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
         (axes[1], "centred_bound", "centred √d/‖x − mean‖₂"),
     ):
         data = wide[(wide[bound] > 0) & (wide["sigma_max"] > 0) & np.isfinite(wide[bound])]
+        if bound == "centred_bound":  # constant rows: ‖x − mean‖ is 0 up to rounding, the bound is infinite
+            dropped = int((data[bound] > 1e8).sum())
+            data = data[data[bound] <= 1e8]
+            if dropped:
+                ax.text(0.02, 0.98, f"{dropped} constant-row inputs omitted (bound = ∞)", transform=ax.transAxes,
+                        va="top", fontsize=7)
         for (group, norm), pts in data.groupby(["group", "norm"]):
             ax.scatter(
                 pts[bound],
@@ -60,5 +66,4 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
         f"Jacobian spectral norm vs bound, one point per input (above the line = bound fails) — {machine}",
         fontsize=10,
     )
-    fig.subplots_adjust(right=0.78)
     return [save(fig, out_dir, "jacobian_sigma_vs_bound", fmt)]
