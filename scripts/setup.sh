@@ -29,7 +29,10 @@ fi
 PIP=("$VENV/bin/python" -m pip)
 "${PIP[@]}" install -q --upgrade pip >/dev/null 2>&1 || true
 if ! torch_ok "$VENV/bin/python"; then
-  if "${PIP[@]}" install -q --no-index "torch==$TORCH_VERSION" 2>/dev/null; then
+  # A wheel in pip's configured wheel folders (find-links) is a CPU build here: take it without its
+  # dependencies (offline), then let pip fetch only those from the index.
+  if "${PIP[@]}" install -q --no-index --no-deps "torch==$TORCH_VERSION" 2>/dev/null; then
+    "${PIP[@]}" install -q "torch==$TORCH_VERSION"
     echo "setup: installed torch $TORCH_VERSION from a local wheel"
   else
     echo "setup: installing CPU torch $TORCH_VERSION from $TORCH_CPU_INDEX"
