@@ -59,13 +59,19 @@ def failures_table(frame: pd.DataFrame) -> Table | None:
     bad = frame[frame["status"] != "ok"]
     if bad.empty:
         return None
+    from normbench.analysis.compare import describe_case
+    from normbench.benches import all_benches
+
+    benches = all_benches()
     cases = bad.drop_duplicates("case_id")
     rows = pd.DataFrame(
         {
             "bench": cases["bench"],
-            "case": [
-                f"{n or ''}{':' + i if isinstance(i, str) else ''} {p}"
-                for n, i, p in zip(cases["norm"], cases["impl"], cases["params"], strict=True)
+            "case": [  # norm:impl and the parameters that differ from the bench's defaults
+                describe_case(n, i, json.loads(p), benches[b]) if b in benches else f"{n}:{i} {p}"
+                for b, n, i, p in zip(
+                    cases["bench"], cases["norm"], cases["impl"], cases["params"], strict=True
+                )
             ],
             "status": cases["status"],
             "reason": cases["error"].fillna(""),

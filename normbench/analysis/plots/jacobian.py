@@ -39,8 +39,14 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
             dropped = int((data[bound] > 1e8).sum())
             data = data[data[bound] <= 1e8]
             if dropped:
-                ax.text(0.02, 0.98, f"{dropped} constant-row inputs omitted (bound = ∞)", transform=ax.transAxes,
-                        va="top", fontsize=7)
+                ax.text(
+                    0.02,
+                    0.98,
+                    f"{dropped} constant-row inputs omitted (bound = ∞)",
+                    transform=ax.transAxes,
+                    va="top",
+                    fontsize=7,
+                )
         for (group, norm), pts in data.groupby(["group", "norm"]):
             ax.scatter(
                 pts[bound],
