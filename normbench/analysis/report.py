@@ -12,9 +12,9 @@ FIXED = set(FIXED_COLUMNS)
 
 def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | None = None) -> list[Table]:
     from normbench.benches import all_benches
-    from normbench.results.env import machine_summary
+    from normbench.results.env import machines_of
 
-    machine = "; ".join(sorted({machine_summary(m.get("env", {})) for m in manifests}))
+    machine = machines_of(manifests)
     opts = ReportOptions(baseline=baseline, machine=machine)
     tables: list[Table] = []
     benches = all_benches()

@@ -27,14 +27,14 @@ def command(
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.plots import plot_run
-    from normbench.results.env import machine_summary
+    from normbench.results.env import machines_of
     from normbench.results.store import read_runs
 
     if fmt not in ("png", "svg"):
         raise NormbenchError(f"--format {fmt!r}: png or svg")
     frame, manifests = read_runs(results, runs or ["latest"])
     target = out_dir or results / manifests[-1]["run_id"] / "plots"
-    machine = "; ".join(sorted({machine_summary(m.get("env", {})) for m in manifests}))
+    machine = machines_of(manifests)
     paths = plot_run(frame, target, machine=machine, fmt=fmt)
     if not paths:
         out.print("no figures: the run has no rows a plot knows how to draw", markup=False)

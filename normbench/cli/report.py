@@ -54,10 +54,10 @@ def _markdown(tables_text: str, frame, manifests, output: Path | None, results: 
 
     from normbench.analysis.plots import plot_run
     from normbench.analysis.report import markdown_header
-    from normbench.results.env import machine_summary
+    from normbench.results.env import machines_of
 
     plot_dir = (output.parent if output else results / manifests[-1]["run_id"]) / "plots"
-    machine = "; ".join(sorted({machine_summary(m.get("env", {})) for m in manifests}))
+    machine = machines_of(manifests)
     paths = plot_run(frame, plot_dir, machine=machine)
     base = output.parent if output else Path.cwd()
     figures = "".join(f"![{p.stem}]({os.path.relpath(p, base)})\n\n" for p in paths)

@@ -80,3 +80,8 @@ def machine_summary(env: dict) -> str:
     """One line naming the machine, for table captions and plot titles."""
     where = env.get("gpu") or env.get("cpu", "?")
     return f"{where}, {env.get('torch_threads')} threads, torch {env.get('torch')}"
+
+
+def machines_of(manifests: list[dict]) -> str:
+    """The machines of several runs (shards, or runs being combined), each named once."""
+    return "; ".join(sorted({machine_summary(m.get("env", {})) for m in manifests}))
