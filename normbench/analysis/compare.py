@@ -104,7 +104,8 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> l
     from scipy.stats import mannwhitneyu
 
     def groups(frame):
-        sel = frame[(frame["metric"] == metric) & (frame["status"] == "ok")]
+        # every case that produced a result: ok, and outcomes such as stuck or not_converged (not failed/skipped)
+        sel = frame[(frame["metric"] == metric) & ~frame["status"].isin(["failed", "skipped", "unavailable"])]
         if sel.empty:
             return {}
         keys = sel.apply(lambda r: _group_key(r, bench.compare_pool), axis=1)
@@ -137,6 +138,10 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> l
             row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
         else:
             row.note = f"n={min(len(a), len(b))}: no test, factor only"
+        if bench.compare_pool and gb[key]["sample"].isna().all() and min(len(a), len(b)) >= 2:
+            pooled = "/".join(bench.compare_pool)  # values pooled over seeds: show their spread
+            spread = f"sd over {pooled}: {pd.Series(a).std():.3g} -> {pd.Series(b).std():.3g} (n={len(a)}, {len(b)})"
+            row.note = f"{row.note}; {spread}" if row.note else spread
         judged.append((row, _run_medians(gb[key], direction), _run_medians(gn[key], direction)))
     noise, note = _run_to_run_noise(judged, kind, metric, opts)
     lower_is_better = direction.startswith("lower")
