@@ -104,7 +104,6 @@ def test_bad_new_parameters_name_their_key(bad, key):
 
 
 def test_report_marks_bandwidth_above_the_copy_as_implausible():
-    import pandas as pd
 
     from normbench.analysis.tables import ReportOptions
     from normbench.benches.latency import Latency
@@ -116,28 +115,13 @@ def test_report_marks_bandwidth_above_the_copy_as_implausible():
         {"metric": "gbps", "value": 30.0},
         {"metric": "copy_fraction", "value": 1.5},
     ]
-    frame = pd.DataFrame(
-        [
-            {
-                **case.params,
-                "case_id": "c",
-                "norm": "layernorm",
-                "impl": "module",
-                "status": "ok",
-                "sample": None,
-                "unit": "",
-                **r,
-            }
-            for r in rows
-        ]
-    )
+    frame = _summary_frame(case, rows)
     tables = Latency().report(frame, ReportOptions(machine="test"))
     cell = tables[1].frame.loc[0, "layernorm:module"]
     assert cell.startswith("30.0 (150%") and "above copy" in cell
 
 
 def test_report_times_follow_the_cases_statistic_even_when_it_is_constant():
-    import pandas as pd
 
     from normbench.analysis.tables import ReportOptions
     from normbench.benches.latency import Latency
@@ -149,20 +133,14 @@ def test_report_times_follow_the_cases_statistic_even_when_it_is_constant():
         {"metric": "time_iqr", "value": 0.0},
         {"metric": "gbps", "value": 1.0},
     ]
-    frame = pd.DataFrame(
-        [
-            {
-                **case.params,
-                "case_id": "c",
-                "norm": "layernorm",
-                "impl": "module",
-                "status": "ok",
-                "sample": None,
-                "unit": "",
-                **r,
-            }
-            for r in rows
-        ]
-    )
+    frame = _summary_frame(case, rows)
     grid = Latency().report(frame, ReportOptions(machine="test"))[0]
     assert grid.title == "Latency: min time per call" and grid.frame.loc[0, "layernorm:module"] == "1 µs"
+
+
+def _summary_frame(case, rows):
+    """Stored summary rows of one ok layernorm:module case, as report() reads them."""
+    import pandas as pd
+
+    base = {**case.params, "case_id": "c", "norm": "layernorm", "impl": "module", "status": "ok"}
+    return pd.DataFrame([{**base, "sample": None, "unit": "", **r} for r in rows])

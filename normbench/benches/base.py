@@ -38,8 +38,8 @@ class CaseResult:
 
 @dataclass
 class RunContext:
-    """Shared across the cases of one run: a memo for work several cases reuse (the copy probe of a
-    shape, a corpus), and run-wide settings."""
+    """Shared across the cases of one run: a memo for work several cases reuse (the training corpus),
+    and run-wide settings."""
 
     threads: int
     memo: dict[Any, Any] = field(default_factory=dict)
