@@ -1,3 +1,32 @@
 """normbench: benchmarks for normalization layers in PyTorch."""
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
+
+__all__ = ["load"]
+
+
+def load(runs="latest", results=None):
+    """Rows of one or several runs as one pandas DataFrame, with the run's declared column types.
+
+    runs: a run id, "latest", or a list of them (the shards of one sweep combine into one frame).
+    results: the results directory (default: $NORMBENCH_RESULTS, else "results").
+
+    Every row is one measured value (metric, unit, value) with its case's parameters as columns; integer
+    parameters are Int64, booleans boolean, and a parameter another bench kind lacks is <NA> in its rows.
+
+        >>> import normbench
+        >>> df = normbench.load("latest")
+        >>> ok = df[(df.bench == "latency") & (df.metric == "time_median") & (df.status == "ok")]
+        >>> ok.groupby(["norm", "impl", "hidden"])["value"].min()
+    """
+    import os
+    from pathlib import Path
+
+    from normbench.results.store import read_runs
+
+    run_ids = [runs] if isinstance(runs, str) else list(runs)
+    folder = Path(results if results is not None else os.environ.get("NORMBENCH_RESULTS", "results"))
+    frame, _ = read_runs(folder, run_ids)
+    return frame

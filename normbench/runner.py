@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from normbench.benches import RunContext, get_bench
 from normbench.errors import SkipCase, UnavailableCase
-from normbench.results.schema import FAILED_STATUSES
+from normbench.results.schema import FAILED_STATUSES, check_rows
 from normbench.results.store import RunStore
 from normbench.suite.expand import Case
 
@@ -91,6 +91,11 @@ def run_cases(
             rows, status, error = run_one(case, ctx)
             for row in rows:
                 row["session"] = session
+            rows, problem = check_rows(rows, store.columns)
+            if (
+                problem
+            ):  # a bench emitted a column the run's schema lacks: its values are kept, the case fails
+                status, error = "failed", f"rows do not fit the run's schema: {problem}"
             store.write_case(case, rows, status, error)
             outcome.statuses[status] += 1
             if status in FAILED_STATUSES:

@@ -49,6 +49,9 @@ class Bench:
     kind: ClassVar[str]
     description: ClassVar[str] = ""
     params: ClassVar[dict[str, Param]] = {}
+    # Label columns the rows of this bench may carry besides metric/unit/value (layer, tensor, ...), with
+    # their types: declared so that every part of a run has every column (results/schema.py).
+    labels: ClassVar[dict[str, type]] = {}
     uses_norms: ClassVar[bool] = True
     # When a suite names a norm without an impl: expand every impl (latency) or only the baseline one.
     all_impls_by_default: ClassVar[bool] = True

@@ -43,6 +43,8 @@ class Block(Bench):
         "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
     )
     uses_norms = False
+    # tensor: the folded-vs-unfolded error row; method: how peak_mem was measured; timer: time rows.
+    labels = {"tensor": str, "method": str, "timer": str}
     params = {
         "block": Param(str, choices=BLOCKS, help="what follows the Linear (see benches/block.py)"),
         "tokens": Param(int, minimum=1, help="rows of the input"),

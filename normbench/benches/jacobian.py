@@ -44,6 +44,7 @@ class Jacobian(Bench):
     # compare: |measured − closed form| / closed form per input (seeded, so the same inputs in both runs)
     compare_metrics = {"rel_err": "lower_abs"}
     compare_pool = ()
+    labels = {"closed_form_kind": str, "closed_form_regime": str}
     params = {
         "d": Param(int, minimum=1, help="normalized dimension (channels for BatchNorm)"),
         "eps": Param(

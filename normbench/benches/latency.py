@@ -38,6 +38,8 @@ class Latency(Bench):
     )
     compare_metrics = {"time": "lower"}
     compare_pool = ()
+    # tensor/eager: accuracy rows (_accuracy.py); method: how peak_mem was measured; timer: time rows.
+    labels = {"tensor": str, "eager": str, "method": str, "timer": str}
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
         "hidden": Param(int, minimum=1, help="normalized dimension"),

@@ -64,7 +64,8 @@ def command(
             )
         suite_obj = load_suite(suite)
         shard_t = parse_shard(shard)
-    cases = select(expand(suite_obj), only, shard_t)
+    planned = expand(suite_obj)
+    cases = select(planned, only, shard_t)
     if not cases:
         raise NormbenchError("no case matches the --only/--shard selection")
     if dry_run:
@@ -75,6 +76,7 @@ def command(
 
     from normbench.benches import RunContext
     from normbench.results.env import fingerprint
+    from normbench.results.schema import declare_columns
     from normbench.results.store import RunStore, new_run_id
     from normbench.runner import run_cases
 
@@ -104,6 +106,8 @@ def command(
                 "env": env,
                 "cases": [{"case_id": c.case_id, "label": c.label} for c in cases],
                 "sessions": [],
+                # one schema for every part, from the whole suite (every shard of it declares the same)
+                "columns": declare_columns([c.kind for c in planned], [c.params for c in planned]),
             },
         )
     else:

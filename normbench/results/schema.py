@@ -1,15 +1,25 @@
 """The tidy row schema. One row per measured value; the case's parameters are columns too (and the whole
 parameter dict as JSON in `params`, so a row can be traced to its case exactly).
 
+One schema per run, declared before the first case and kept in the manifest (`columns`): the fixed columns,
+then, sorted by name, every parameter of every bench kind in the suite (from the bench parameter specs) and
+every label column those benches declare (`Bench.labels`: layer, tensor, ...). Every part carries all of
+them, null where they do not apply, so pandas, pyarrow, duckdb and polars read a run's parts with no
+options. Integers are int64, booleans bool, strings string.
+
 Version history (a reader upgrades older versions step by step and refuses newer ones):
-    1: first version.
+    1: first version; each part held only the columns its own rows had.
+    2: one declared schema per run (manifest `columns`); parts carry pandas metadata (Int64, boolean).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+from collections.abc import Iterable
+from typing import Any
 
-# Columns every row has, in this order; bench-specific labels (layer, ...) and case parameters follow.
+SCHEMA_VERSION = 2
+
+# Columns every row has, in this order; parameters and bench labels (layer, ...) follow, sorted by name.
 FIXED_COLUMNS = [
     "run_id",
     "case_id",
@@ -27,9 +37,6 @@ FIXED_COLUMNS = [
     "params",  # the case's resolved parameters as JSON
 ]
 
-# Arrow types of the fixed columns, so that every part has the same schema whatever its rows hold: a
-# failed case's part has no sample index, and an untyped (null) column there would turn `sample` into
-# Python objects in every frame that concatenates it with an ok part.
 FIXED_TYPES = {c: "string" for c in FIXED_COLUMNS} | {
     "value": "float64",
     "sample": "int64",
@@ -43,5 +50,161 @@ FAILED_STATUSES = {"failed"}
 
 RESERVED = set(FIXED_COLUMNS)
 
-# Upgrade functions: UPGRADES[v] turns a frame of version v into version v + 1.
-UPGRADES: dict = {}
+_PY_TYPES = {bool: "bool", int: "int64", float: "float64", str: "string"}
+
+
+def type_name(py_type: type) -> str:
+    return _PY_TYPES.get(py_type, "string")
+
+
+def merge_types(a: str, b: str) -> str:
+    """Two declarations of one column name: the same type, int and float (float64), else string."""
+    if a == b:
+        return a
+    return "float64" if {a, b} == {"int64", "float64"} else "string"
+
+
+def declare_columns(kinds: Iterable[str], params: Iterable[dict[str, Any]] = ()) -> dict[str, str]:
+    """The run's columns {name: Arrow type} for a suite of these bench kinds. `params` (the expanded cases'
+    parameter dicts) adds keys that are not in any spec, typed from their values."""
+    from normbench.benches import all_benches
+
+    benches = all_benches()
+    found: dict[str, str] = {}
+
+    def add(name: str, kind: str) -> None:
+        if name not in RESERVED:
+            found[name] = merge_types(found[name], kind) if name in found else kind
+
+    for kind in sorted(set(kinds)):
+        bench = benches.get(kind)
+        if bench is None:
+            continue
+        for name, spec in bench.params.items():
+            add(name, type_name(spec.type))
+        for name, py_type in bench.labels.items():
+            add(name, type_name(py_type))
+    for p in params:
+        for name, value in p.items():
+            if name not in found and value is not None:
+                add(name, type_name(type(value)))
+    return dict(FIXED_TYPES) | {k: found[k] for k in sorted(found)}
+
+
+def arrow_schema(columns: dict[str, str], metadata: dict[str, str] | None = None):
+    """The Arrow schema of a part, with pandas metadata so that pandas reads int64 columns with nulls as
+    Int64 (not float64) and bool columns as boolean."""
+    import json
+
+    import pyarrow as pa
+
+    fields = [pa.field(name, pa.type_for_alias(kind)) for name, kind in columns.items()]
+    pandas_meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": [
+            {
+                "name": name,
+                "field_name": name,
+                "pandas_type": {"string": "unicode", "float64": "float64"}.get(kind, kind),
+                "numpy_type": {"int64": "Int64", "bool": "boolean", "string": "object"}.get(kind, kind),
+                "metadata": None,
+            }
+            for name, kind in columns.items()
+        ],
+        "creator": {"library": "normbench"},
+        "pandas_version": "2.0.0",
+    }
+    meta = {"pandas": json.dumps(pandas_meta), **(metadata or {})}
+    return pa.schema(fields, metadata=meta)
+
+
+def check_rows(rows: list[dict[str, Any]], columns: dict[str, str]) -> tuple[list[dict], str | None]:
+    """Rows that fit the run's schema, and what did not fit: label columns the schema does not declare (a
+    bench's `labels` misses them) or values of another type. The runner stores such a case as failed with
+    that reason; the rest of its values are kept."""
+    undeclared = sorted({k for r in rows for k in r} - set(columns))
+    mistyped = sorted(
+        {
+            k
+            for r in rows
+            for k, v in r.items()
+            if k in columns and k not in RESERVED and v is not None and not _fits(v, columns[k])
+        }
+    )
+    if not undeclared and not mistyped:
+        return rows, None
+    drop = set(undeclared) | set(mistyped)
+    problems = []
+    if undeclared:
+        problems.append(
+            f"undeclared label column(s) {', '.join(undeclared)} (add them to the bench's `labels`)"
+        )
+    if mistyped:
+        problems.append(", ".join(f"{k} is not {columns[k]}" for k in mistyped))
+    return [{k: v for k, v in r.items() if k not in drop} for r in rows], "; ".join(problems)
+
+
+def _fits(value: Any, kind: str) -> bool:
+    import numbers
+
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "bool":
+        return type(value).__name__ in ("bool", "bool_")
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return False
+    if kind == "int64":
+        return isinstance(value, numbers.Integral)
+    return isinstance(value, numbers.Real)
+
+
+def part_table(rows: list[dict[str, Any]], columns: dict[str, str], metadata: dict[str, str]):
+    """One part: the rows as an Arrow table with exactly the run's columns and types."""
+    import pyarrow as pa
+
+    schema = arrow_schema(columns, metadata)
+    return pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows], schema=schema)
+
+
+def conform(table, columns: dict[str, str]):
+    """A table with exactly `columns`, in order and type: missing ones added as nulls (an older part, or
+    a run combined with another suite's). Columns not declared are kept at the end."""
+    import pyarrow as pa
+
+    out = []
+    for name, kind in columns.items():
+        t = pa.type_for_alias(kind)
+        if name in table.column_names:
+            col = table.column(name)
+            out.append(col if col.type == t else col.cast(t))
+        else:
+            out.append(pa.nulls(table.num_rows, t))
+    extra = [n for n in table.column_names if n not in columns]
+    names = list(columns) + extra
+    return pa.Table.from_arrays(out + [table.column(n) for n in extra], names=names)
+
+
+def columns_of(schema) -> dict[str, str]:
+    """{name: type alias} of an Arrow schema (an older part's own columns)."""
+    import pyarrow as pa
+
+    def alias(t) -> str:
+        if pa.types.is_integer(t):
+            return "int64"
+        if pa.types.is_floating(t):
+            return "float64"
+        if pa.types.is_boolean(t):
+            return "bool"
+        return "string"
+
+    return {f.name: alias(f.type) for f in schema}
+
+
+def _upgrade_1_to_2(table, columns: dict[str, str]):
+    """Version 1 parts held only their own rows' columns: give them the run's declared columns."""
+    return conform(table, columns)
+
+
+# Upgrade functions: UPGRADES[v](table, run columns) turns an Arrow table of version v into version v + 1.
+UPGRADES: dict = {1: _upgrade_1_to_2}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.errors import NormbenchError
-from normbench.results.schema import FIXED_COLUMNS, FIXED_TYPES, SCHEMA_VERSION, UPGRADES
+from normbench.results.schema import SCHEMA_VERSION, UPGRADES
 
 DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
 
@@ -41,6 +41,11 @@ class RunStore:
     @classmethod
     def create(cls, results_dir: Path, manifest: dict[str, Any]) -> RunStore:
         manifest = {"schema_version": SCHEMA_VERSION, **manifest}
+        if "columns" not in manifest:  # a store made without a suite: every bench kind's columns
+            from normbench.benches import all_benches
+            from normbench.results.schema import declare_columns
+
+            manifest["columns"] = declare_columns(all_benches())
         path = Path(results_dir) / manifest["run_id"]
         (path / "parts").mkdir(parents=True, exist_ok=False)
         store = cls(path, manifest)
@@ -80,7 +85,6 @@ class RunStore:
     def write_case(self, case, rows: list[dict[str, Any]], status: str, error: str | None) -> Path:
         """Write one case's rows as a Parquet part (atomically). A case with no rows still gets one
         row (metric null) so its status and reason are stored."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         base = {
@@ -98,21 +102,10 @@ class RunStore:
             full = {**base, "sample": None, "step": None, **row}
             full.update({k: v for k, v in case.params.items() if k not in full})
             table_rows.append(full)
-        columns = FIXED_COLUMNS + sorted({k for r in table_rows for k in r} - set(FIXED_COLUMNS))
-        table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in table_rows])
-        table = table.cast(
-            pa.schema(
-                [
-                    pa.field(c, pa.type_for_alias(FIXED_TYPES[c]))
-                    if c in FIXED_TYPES
-                    else table.schema.field(c)
-                    for c in columns
-                ]
-            )
-        )
-        table = table.replace_schema_metadata(
-            {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id}
-        )
+        from normbench.results.schema import part_table
+
+        meta = {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id}
+        table = part_table(table_rows, self.columns, meta)
         final = self.parts / f"{case.case_id}.parquet"
         tmp = self.parts / f".{case.case_id}.parquet.tmp"
         pq.write_table(table, tmp)
@@ -120,30 +113,89 @@ class RunStore:
         return final
 
     # -- reading -------------------------------------------------------------------------------------
-    def read(self):
-        """All rows of this run as one DataFrame (parts are read from disk, never from memory)."""
-        import pandas as pd
-        import pyarrow.parquet as pq
+    @property
+    def columns(self) -> dict[str, str]:
+        """The run's declared columns {name: Arrow type}: from the manifest, or for a run written before
+        schema version 2, derived from its stored suite and the columns its parts hold."""
+        if "columns" not in self.manifest:
+            self.manifest["columns"] = _derive_columns(self)
+        return self.manifest["columns"]
 
-        frames = []
+    def read_table(self):
+        """All rows of this run as one Arrow table with the run's columns (parts read from disk)."""
+        import pyarrow as pa
+
+        from normbench.results.schema import arrow_schema, conform
+
+        columns = self.columns
+        tables = []
         for part in sorted(self.parts.glob("*.parquet")):
-            try:
-                table = pq.read_table(part)
-            except Exception as exc:
-                reason = " ".join(str(exc).split())  # pyarrow's messages may end in a newline: keep one line
-                raise NormbenchError(
-                    f"{part}: unreadable result part ({type(exc).__name__}: {reason})"
-                ) from None
+            table = _read_part(part)
             meta = table.schema.metadata or {}
             version = int(meta.get(b"normbench_schema_version", b"0"))
             check_schema_version(version, str(part))
-            frame = table.to_pandas()
             for v in range(version, SCHEMA_VERSION):
-                frame = UPGRADES[v](frame)
-            frames.append(frame)
-        if not frames:
-            return pd.DataFrame(columns=FIXED_COLUMNS)
-        return pd.concat(frames, ignore_index=True)
+                table = UPGRADES[v](table, columns)
+            tables.append(conform(table, columns).replace_schema_metadata(None))
+        schema = arrow_schema(columns)
+        if not tables:
+            return schema.empty_table()
+        return pa.concat_tables(tables, promote_options="permissive").replace_schema_metadata(schema.metadata)
+
+    def read(self):
+        """All rows of this run as one DataFrame (parts are read from disk, never from memory)."""
+        return to_frame(self.read_table())
+
+
+def to_frame(table):
+    """pandas with the declared types: int64 as Int64 and bool as boolean (nullable), so a parameter that
+    is null for another bench kind's rows stays an integer."""
+    import pandas as pd
+    import pyarrow as pa
+
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    return table.to_pandas(types_mapper=mapping.get, ignore_metadata=True)
+
+
+def _read_part(part: Path):
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(part)
+    except Exception as exc:
+        reason = " ".join(str(exc).split())  # pyarrow's messages may end in a newline: keep one line
+        raise NormbenchError(f"{part}: unreadable result part ({type(exc).__name__}: {reason})") from None
+
+
+def _derive_columns(store: RunStore) -> dict[str, str]:
+    """A version-1 run's columns: those its suite declares today, plus any its parts hold."""
+    import pyarrow.parquet as pq
+
+    from normbench.results.schema import columns_of, declare_columns, merge_types
+
+    columns: dict[str, str] = {}
+    m = store.manifest
+    if m.get("suite_text"):
+        try:
+            from normbench.suite.expand import expand
+            from normbench.suite.load import parse_suite
+
+            cases = expand(
+                parse_suite(m["suite_text"], m.get("suite_source", "suite"), m.get("suite_includes") or {})
+            )
+            columns = declare_columns([c.kind for c in cases], [c.params for c in cases])
+        except Exception:  # a suite this version no longer accepts: the parts' own columns still read
+            columns = {}
+    if not columns:
+        columns = declare_columns([])
+    for part in sorted(store.parts.glob("*.parquet")):
+        try:
+            held = columns_of(pq.read_schema(part))
+        except Exception:
+            continue  # read_table names the unreadable part
+        for name, kind in held.items():
+            columns[name] = merge_types(columns[name], kind) if name in columns else kind
+    return columns
 
 
 def check_schema_version(version: Any, where: str) -> None:
@@ -176,9 +228,10 @@ def latest_run_id(results_dir: Path) -> str:
 
 
 def read_runs(results_dir: Path, run_ids: list[str]):
-    """Rows of several runs (shards of one sweep, say) as one DataFrame, and their manifests."""
-    import pandas as pd
+    """Rows of several runs (shards of one sweep, say) as one DataFrame, and their manifests. Runs of
+    different suites combine by column name (a column one run lacks is null in its rows)."""
+    import pyarrow as pa
 
     stores = [RunStore.open(results_dir, r) for r in run_ids or ["latest"]]
-    frames = [s.read() for s in stores]
-    return pd.concat(frames, ignore_index=True), [s.manifest for s in stores]
+    tables = [s.read_table() for s in stores]
+    return to_frame(pa.concat_tables(tables, promote_options="permissive")), [s.manifest for s in stores]

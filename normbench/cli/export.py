@@ -1,0 +1,74 @@
+"""Write the rows of one or several runs (shards combined) as one tidy file: every measured value with its
+case's parameters as typed columns, numbers as numbers. Parquet keeps the declared types; csv and jsonl
+hold plain numbers (null = empty in csv)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from normbench.cli._common import RESULTS_DIR, cli_errors, err
+from normbench.errors import NormbenchError
+
+NAME = "export"
+PANEL = "Results"
+FORMATS = ("parquet", "csv", "jsonl")
+
+
+@cli_errors
+def command(
+    runs: Annotated[
+        list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The file to write ('-' = stdout for csv/jsonl).")
+    ] = ...,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help="parquet | csv | jsonl (default: from the file's extension)."),
+    ] = None,
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+) -> None:
+    fmt = fmt or {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}.get(
+        output.suffix.lower()
+    )
+    if fmt not in FORMATS:
+        raise NormbenchError(f"--format {fmt!r}: one of {', '.join(FORMATS)} (or an -o FILE ending in one)")
+    if str(output) == "-" and fmt == "parquet":
+        raise NormbenchError("-o -: parquet is binary; give a file name")
+    from normbench.results.store import read_runs
+
+    frame, manifests = read_runs(results, runs or ["latest"])
+    if str(output) == "-":
+        typer.echo(_text(frame, fmt), nl=False)
+        return
+    tmp = output.with_name(f".{output.name}.tmp")
+    try:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            tmp.write_text(_text(frame, fmt))
+        os.replace(tmp, output)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise NormbenchError(f"{output}: cannot write ({exc.strerror or exc})") from None
+    ids = ", ".join(m["run_id"] for m in manifests)
+    err.print(f"wrote {output}: {len(frame)} rows x {frame.shape[1]} columns from {ids}", markup=False)
+
+
+def _text(frame, fmt: str) -> str:
+    if fmt == "csv":
+        return frame.to_csv(index=False)
+    import json
+    import math
+
+    import pyarrow as pa
+
+    def clean(v):  # NaN (a failed measurement) is not JSON: null
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+
+    rows = pa.Table.from_pandas(frame, preserve_index=False).to_pylist()
+    return "".join(json.dumps({k: clean(v) for k, v in r.items()}) + "\n" for r in rows)
