@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -13,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from normbench.analysis.tables import format_seconds
 from normbench.norms import all_norms
 from normbench.results.store import RunStore
 from normbench.suite.expand import expand
@@ -147,20 +145,21 @@ def _stored_medians(results, run_id) -> dict[tuple[str, int], float]:
     return {(f"{r.norm}:{r.impl}", int(r.hidden)): r.value for r in med.itertuples()}
 
 
-def test_report_json_cells_are_the_stored_medians(cli, tiny_run):
+def test_report_json_records_are_the_stored_medians(cli, tiny_run):
     results, run_id = tiny_run
     result = cli("report", run_id, "--format", "json", "--results", results)
     assert result.exit_code == 0, result.output
-    tables = {t["title"]: t for t in json.loads(result.stdout)}
-    latency = tables["Latency: median time per call"]["rows"]
+    doc = json.loads(result.stdout)
+    assert doc["runs"] == [run_id]
+    assert all(w.startswith("busy machine") for w in doc["warnings"])  # complete, one run: nothing else
     medians = _stored_medians(results, run_id)
-    assert sorted(row["hidden"] for row in latency) == [16, 32]
-    for row in latency:
-        for (column, hidden), median in medians.items():
-            if hidden == row["hidden"]:
-                assert row[column].removesuffix(" !") == format_seconds(median)
-        contenders = {c: m for (c, h), m in medians.items() if h == row["hidden"]}
-        assert row["fastest"] == min(contenders, key=contenders.get)
+    records = {(f"{r['norm']}:{r['impl']}", r["hidden"]): r for r in doc["records"]}
+    assert set(records) == set(medians)
+    for (column, hidden), median in medians.items():
+        r = records[column, hidden]
+        assert r["time_median_s"] == median and r["time_s"] == median  # numbers, not "176 µs !"
+        base = medians["layernorm:module", hidden]
+        assert r["speedup_vs_baseline"] == pytest.approx(base / median)
 
 
 @pytest.mark.parametrize(
@@ -170,7 +169,7 @@ def test_report_json_cells_are_the_stored_medians(cli, tiny_run):
         ("md", lambda t: t.startswith("# normbench report") and "### Latency: median time per call" in t),
         ("plain", lambda t: t.startswith("Latency: median time per call\n") and "|" not in t),
         ("latex", lambda t: t.startswith("% Latency: median time per call") and "\\begin{tabular}" in t),
-        ("csv", lambda t: t.startswith("# Latency: median time per call\n")),
+        ("csv", lambda t: t.startswith("run_id,bench,norm,impl,status,error,case_id,")),
     ],
 )
 def test_report_formats(cli, tiny_run, fmt, check):
@@ -182,13 +181,17 @@ def test_report_formats(cli, tiny_run, fmt, check):
         assert f"run `{run_id}`: suite `tiny`" in result.stdout
 
 
-def test_report_csv_parses_with_one_column_per_implementation(cli, tiny_run):
+def test_report_csv_is_one_numeric_table(cli, tiny_run):
+    """pd.read_csv reads it whole: one record per case, times and ratios as numbers."""
+    import pandas as pd
+
     results, run_id = tiny_run
     text = cli("report", run_id, "--format", "csv", "--results", results).stdout
-    first = text.split("\n\n")[0].splitlines()
-    rows = list(csv.DictReader(io.StringIO("\n".join(first[1:]))))
-    assert [r["hidden"] for r in rows] == ["16", "32"]
-    assert {c for c in rows[0] if ":" in c and not c.startswith("speedup")} == set(
+    frame = pd.read_csv(io.StringIO(text))
+    assert len(frame) == 12 and frame["case_id"].is_unique
+    for column in ("time_s", "time_median_s", "time_iqr_s", "speedup_vs_baseline", "hidden"):
+        assert frame[column].dtype.kind in "fi", column
+    assert set(frame["norm"] + ":" + frame["impl"]) == set(
         f"{n}:{i}"
         for n in ("layernorm", "rmsnorm")
         for i, info in all_norms()[n].impls.items()

@@ -5,6 +5,10 @@ whether a change is large enough (--factor), and a two-sided Mann-Whitney U test
 
     +  worse and significant      -  better and significant     ~  beyond the factor, not significant
     !  status regressed (ok -> failed/diverged/stuck)            x  not comparable (says why)
+
+A case is not comparable (x) when the environments differ (--allow-env FIELD permits one) or when either
+side's stored 1-minute load average exceeded that run's core count (--allow-load permits it): its times
+include time stolen by other processes.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class CompareOptions:
     factor: float = 1.1
     alpha: float = 0.002
     allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
+    allow_load: bool = False  # compare cases timed while the load exceeded the core count
 
 
 @dataclass
@@ -68,6 +73,9 @@ def compare_frames(
 
     benches = all_benches()
     env_diff = environment_differences(base_env, new_env, opts.allow_env)
+    busy = (
+        {} if opts.allow_load else {**busy_cases(base, base_env, "base"), **busy_cases(new, new_env, "new")}
+    )
     rows: list[CompareRow] = []
     notes: list[str] = []
     for kind in sorted(set(base["bench"]) | set(new["bench"])):
@@ -77,7 +85,7 @@ def compare_frames(
             continue
         rows.extend(_status_rows(kind, b, n, bench))
         for metric, direction in bench.compare_metrics.items():
-            metric_rows, note = _metric_rows(kind, metric, direction, b, n, bench, opts, env_diff)
+            metric_rows, note = _metric_rows(kind, metric, direction, b, n, bench, opts, env_diff, busy)
             rows.extend(metric_rows)
             if note:
                 notes.append(note)
@@ -100,7 +108,20 @@ def _group_key(row, pool) -> str:
     return json.dumps([row["norm"], row["impl"], params], sort_keys=True, default=str)
 
 
-def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> list[CompareRow]:
+def busy_cases(frame: pd.DataFrame, env: dict, side: str) -> dict[tuple[str, str], str]:
+    """{(run_id, case_id): why} for the cases whose stored load average exceeded the run's core count."""
+    cores = env.get("cpu_count") or 0
+    load = frame[frame["metric"] == "loadavg_1m"]
+    if not cores or load.empty:
+        return {}
+    over = load[load["value"] > cores]
+    return {
+        (r, c): f"{side} ran with load {v:.1f} above {cores} cores"
+        for r, c, v in zip(over["run_id"], over["case_id"], over["value"], strict=True)
+    }
+
+
+def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff, busy) -> list[CompareRow]:
     from scipy.stats import mannwhitneyu
 
     def groups(frame):
@@ -131,6 +152,15 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff) -> l
         out.append(row)
         if env_diff:
             row.mark, row.note = "x", "environment differs: " + "; ".join(env_diff)
+            continue
+        loaded = [
+            busy[k]
+            for g in (gb[key], gn[key])
+            for k in dict.fromkeys(zip(g["run_id"], g["case_id"], strict=True))
+            if k in busy
+        ]
+        if loaded:
+            row.mark, row.note = "x", "; ".join(dict.fromkeys(loaded)) + " (--allow-load to compare)"
             continue
         if a == b:
             row.p = 1.0  # identical values (a deterministic metric): nothing changed
@@ -259,6 +289,32 @@ def comparison_table(rows: list[CompareRow], *, only_changed: bool = False) -> p
         },
         columns=["", "bench", "case", "metric", "base", "new", "ratio", "p", "note"],
     )
+
+
+def comparison_records(rows: list[CompareRow], *, only_changed: bool = False) -> pd.DataFrame:
+    """The comparison as data (csv/json): base/new in the metric's unit (seconds for times), ratio = new/base,
+    p of the Mann-Whitney test, the mark and its meaning."""
+    shown = [r for r in rows if not only_changed or r.mark != " "]
+    columns = ["mark", "meaning", "bench", "case", "metric", "unit", "base", "new", "ratio", "p", "note"]
+    return pd.DataFrame(
+        [
+            {
+                "mark": r.mark.strip(),
+                "meaning": MARKS[r.mark],
+                "bench": r.bench,
+                "case": r.case,
+                "metric": r.metric,
+                "unit": r.unit,
+                "base": r.base,
+                "new": r.new,
+                "ratio": r.ratio,
+                "p": r.p,
+                "note": r.note,
+            }
+            for r in shown
+        ],
+        columns=columns,
+    ).astype({"base": "float64", "new": "float64", "ratio": "float64", "p": "float64"})
 
 
 def summary_line(rows: list[CompareRow]) -> str:

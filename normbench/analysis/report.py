@@ -11,33 +11,137 @@ FIXED = set(FIXED_COLUMNS)
 
 
 def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | None = None) -> list[Table]:
+    """The report's tables, warnings first. Raises NormbenchError for a --baseline not in the run."""
     from normbench.benches import all_benches
     from normbench.results.env import machines_of
 
+    check_baseline(frame, baseline)
+    warnings = report_warnings(frame, manifests)
+    frame = one_copy_per_case(frame)
     machine = machines_of(manifests)
     opts = ReportOptions(baseline=baseline, machine=machine)
     tables: list[Table] = []
+    if warnings:
+        tables.append(Table("Warnings", pd.DataFrame({"warning": warnings})))
     benches = all_benches()
-    order = {k: i for i, k in enumerate(("latency", "block", "jacobian", "init", "stability"))}
-    for kind in sorted(dict.fromkeys(frame["bench"]), key=lambda k: (order.get(k, len(order)), k)):
+    from normbench.analysis.records import bench_order
+
+    for kind in sorted(dict.fromkeys(frame["bench"]), key=bench_order):
         if kind in benches:
             tables.extend(benches[kind].report(bench_rows(frame, benches[kind]), opts))
-    claims = list(dict.fromkeys(c for m in manifests for c in m.get("claims", [])))
-    if claims:
-        from normbench.analysis.claims import evaluate
-
-        verdicts = evaluate(claims, frame)
-        passed = int((verdicts["verdict"] == "PASS").sum())
-        tables.append(
-            Table("Claims", verdicts, [f"{passed} of {len(verdicts)} claims pass on these results."])
-        )
+    if (claims := claims_table(frame, manifests)) is not None:
+        tables.append(claims)
     if (failed := failures_table(frame)) is not None:
         tables.append(failed)
-    if (busy := busy_machine_warning(frame, manifests)) is not None:
-        tables.append(busy)
-    if not tables:
+    if len(tables) == len(warnings[:1]):
         tables.append(Table("No results", pd.DataFrame({"note": ["the run stored no rows yet"]})))
     return tables
+
+
+def claims_table(frame: pd.DataFrame, manifests: list[dict]) -> Table | None:
+    claims = list(dict.fromkeys(c for m in manifests for c in m.get("claims", [])))
+    if not claims:
+        return None
+    from normbench.analysis.claims import evaluate
+
+    verdicts = evaluate(claims, frame)
+    passed = int((verdicts["verdict"] == "PASS").sum())
+    return Table("Claims", verdicts, [f"{passed} of {len(verdicts)} claims pass on these results."])
+
+
+def check_baseline(frame: pd.DataFrame, baseline: str | None) -> None:
+    """--baseline must name an implementation the runs hold: a typo would silently show no speedups."""
+    if baseline is None:
+        return
+    from normbench.errors import NormbenchError
+    from normbench.suite.params import did_you_mean
+
+    ok = frame[(frame["status"] == "ok") & frame["norm"].notna()]
+    present = sorted(set(ok["norm"] + ":" + ok["impl"]))
+    if baseline not in present:
+        raise NormbenchError(
+            f"--baseline {baseline!r} is not in the run{did_you_mean(baseline, present)}; "
+            f"implementations with results: {', '.join(present) or 'none'}"
+        )
+
+
+def report_warnings(frame: pd.DataFrame, manifests: list[dict]) -> list[str]:
+    """What a reader must know before trusting the tables: missing cases, a busy machine, runs from
+    different environments, cases stored twice."""
+    return [
+        w
+        for w in (
+            *incomplete_warnings(frame, manifests),
+            busy_machine_warning(frame, manifests),
+            environment_warning(manifests),
+            duplicate_warning(frame, manifests),
+        )
+        if w
+    ]
+
+
+def incomplete_warnings(frame: pd.DataFrame, manifests: list[dict]) -> list[str]:
+    out = []
+    for m in manifests:
+        planned = {c["case_id"] for c in m.get("cases", [])}
+        stored = set(frame.loc[frame["run_id"] == m["run_id"], "case_id"])
+        missing = len(planned - stored)
+        if missing:
+            out.append(
+                f"run {m['run_id']} is incomplete: {missing} of {len(planned)} planned cases have no row "
+                f"(`normbench run --resume {m['run_id']}` finishes them)"
+            )
+    return out
+
+
+def busy_machine_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | None:
+    """Timings taken while other processes competed for the CPU are not this machine's speed: say so."""
+    load = frame.loc[frame["metric"] == "loadavg_1m", ["run_id", "value"]]
+    cores = {m["run_id"]: (m.get("env", {}).get("cpu_count") or 0) for m in manifests}
+    over = load[load["value"] > load["run_id"].map(cores).fillna(0).where(lambda c: c > 0, float("inf"))]
+    if over.empty:
+        return None
+    top = over.loc[over["value"].idxmax()]
+    return (
+        f"busy machine: {len(over)} of {len(load)} cases ran with the 1-minute load above the core count "
+        f"(max {top['value']:.1f} on {cores[top['run_id']]} cores); their latencies include time stolen by "
+        "other processes: rerun on a quiet machine"
+    )
+
+
+def environment_warning(manifests: list[dict]) -> str | None:
+    from normbench.analysis.compare import ENV_FIELDS
+
+    if len(manifests) < 2:
+        return None
+    differ = []
+    for key in ENV_FIELDS:
+        values = list(dict.fromkeys(str(m.get("env", {}).get(key)) for m in manifests))
+        if len(values) > 1:
+            differ.append(f"{key}: {' / '.join(values)}")
+    if not differ:
+        return None
+    return "the combined runs come from different environments (" + "; ".join(differ) + ")"
+
+
+def duplicate_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | None:
+    runs_per_case = frame.drop_duplicates(["case_id", "run_id"]).groupby("case_id")["run_id"].nunique()
+    twice = runs_per_case[runs_per_case > 1]
+    if twice.empty:
+        return None
+    return (
+        f"{len(twice)} case(s) are stored in more than one of the runs; the tables show each from the first "
+        "run given that holds it (order the run ids to choose)"
+    )
+
+
+def one_copy_per_case(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each case's rows from the first run (in the order given) that holds it: duplicates are not mixed."""
+    first = frame.drop_duplicates("case_id")[["case_id", "run_id"]]
+    if len(first) == frame.drop_duplicates(["case_id", "run_id"]).shape[0]:
+        return frame
+    keep = frame.merge(first, on=["case_id", "run_id"], how="left", indicator=True)["_merge"] == "both"
+    return frame[keep.to_numpy()]
 
 
 def markdown_header(manifests: list[dict]) -> str:
@@ -50,25 +154,6 @@ def markdown_header(manifests: list[dict]) -> str:
             f"{m.get('suite_sha256', '')[:12]}), started {m.get('started')}, {machine_summary(m.get('env', {}))}"
         )
     return "\n".join(lines) + "\n\n"
-
-
-def busy_machine_warning(frame: pd.DataFrame, manifests: list[dict]) -> Table | None:
-    """Timings taken while other processes competed for the CPU are not this machine's speed: say so."""
-    load = frame.loc[frame["metric"] == "loadavg_1m", "value"]
-    cores = min((m.get("env", {}).get("cpu_count") or 0) for m in manifests) if manifests else 0
-    if load.empty or not cores or load.max() <= cores:
-        return None
-    busy = int((load > cores).sum())
-    return Table(
-        "Warning: busy machine",
-        pd.DataFrame(
-            {
-                "cases with 1-min load above the core count": [f"{busy} of {len(load)}"],
-                "max load": [f"{load.max():.1f} on {cores} cores"],
-            }
-        ),
-        ["Latencies from these cases include time stolen by other processes; rerun on a quiet machine."],
-    )
 
 
 def bench_rows(frame: pd.DataFrame, bench) -> pd.DataFrame:

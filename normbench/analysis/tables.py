@@ -1,5 +1,6 @@
-"""Tables: what a bench's report() returns, and how they are rendered (tabulate for github, latex and
-plain; csv and json write the table's cells as they are)."""
+"""Tables: what a bench's report() returns, and how they are rendered: tabulate for github, md, plain and
+latex (every non-ASCII symbol mapped to LaTeX, so pdflatex compiles it). The machine formats csv and json
+do not render these display tables: they write numeric records (analysis/records.py, write_records)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,53 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 FORMATS = ("github", "plain", "latex", "csv", "json", "md")
+MACHINE_FORMATS = ("csv", "json")
+
+# Symbols the tables use, as LaTeX (text mode). Anything else outside ASCII becomes '?' (never raw UTF-8,
+# which pdflatex without inputenc rejects).
+LATEX_SYMBOLS = {
+    "µ": r"\textmu{}",
+    "μ": r"$\mu$",
+    "—": "---",
+    "–": "--",
+    "−": "-",
+    "σ": r"$\sigma$",
+    "ε": r"$\varepsilon$",
+    "γ": r"$\gamma$",
+    "‖": r"$\|$",
+    "√": r"$\surd$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "≈": r"$\approx$",
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "→": r"$\rightarrow$",
+    "²": r"\textsuperscript{2}",
+    "₂": r"$_2$",
+    "₀": r"$_0$",
+    "⚠": "",  # the text beside it ("above copy") is the mark
+    "·": r"$\cdot$",
+}
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
+    "\\": r"\textbackslash{}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_text(text) -> str:
+    """A cell or header as LaTeX: special characters escaped, symbols mapped, pure ASCII."""
+    out = []
+    for ch in str(text):
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ch in LATEX_SYMBOLS:
+            out.append(LATEX_SYMBOLS[ch])
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out).replace("  ", " ").strip() if str(text).strip() else ""
 
 
 @dataclass
@@ -25,33 +73,55 @@ class Table:
 
 
 def render(tables: list[Table], fmt: str) -> str:
+    """The display tables as github/md/plain/latex text (csv/json: see write_records)."""
     from tabulate import tabulate
 
-    if fmt == "json":
-        return json.dumps(
-            [{"title": t.title, "rows": t.frame.to_dict(orient="records"), "notes": t.notes} for t in tables],
-            indent=2,
-            default=str,
-        )
+    if fmt in MACHINE_FORMATS:
+        raise ValueError(f"{fmt} is a machine format: write records, not display tables")
     chunks = []
     for t in tables:
-        if fmt == "csv":
-            chunks.append(f"# {t.title}\n" + t.frame.to_csv(index=False))
-            continue
+        frame = t.frame
+        if fmt == "latex":
+            frame = frame.rename(columns=latex_text).map(latex_text)
         body = tabulate(
-            t.frame,
+            frame,
             headers="keys",
-            tablefmt={"md": "github"}.get(fmt, fmt),
+            tablefmt={"md": "github", "latex": "latex_raw"}.get(fmt, fmt),
             showindex=False,
             disable_numparse=True,
         )
         if fmt == "latex":
-            chunks.append(f"% {t.title}\n{body}" + "".join(f"\n% {n}" for n in t.notes))
+            chunks.append(
+                f"% {latex_text(t.title)}\n{body}" + "".join(f"\n% {latex_text(n)}" for n in t.notes)
+            )
         elif fmt in ("github", "md"):
             chunks.append(f"### {t.title}\n\n{body}" + "".join(f"\n\n{n}" for n in t.notes))
         else:
             chunks.append(f"{t.title}\n{body}" + "".join(f"\n{n}" for n in t.notes))
     return "\n\n".join(chunks) + "\n"
+
+
+def plain_records(frame: pd.DataFrame) -> list[dict]:
+    """Rows as dicts of plain Python values: numbers as numbers, NaN and <NA> as None."""
+    import math
+
+    def plain(v):
+        if v is None or v is pd.NA or (isinstance(v, float) and not math.isfinite(v)):
+            return None
+        if hasattr(v, "item"):  # numpy scalars
+            v = v.item()
+            return None if isinstance(v, float) and not math.isfinite(v) else v
+        return v
+
+    return [{k: plain(v) for k, v in row.items()} for row in frame.astype(object).to_dict("records")]
+
+
+def write_records(records: pd.DataFrame, fmt: str, **extra) -> str:
+    """csv: the records alone (one header line, no comments; pd.read_csv reads it). json: an object with
+    the records under "records" and `extra` (warnings, notes, run ids) beside them."""
+    if fmt == "csv":
+        return records.to_csv(index=False)
+    return json.dumps({**extra, "records": plain_records(records)}, indent=1) + "\n"
 
 
 def failures_table(frame: pd.DataFrame) -> Table | None:

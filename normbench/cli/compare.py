@@ -36,11 +36,24 @@ def command(
             "--allow-env", help="Environment field allowed to differ (torch, cpu, ...); repeatable."
         ),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="github | plain | md | csv | json")] = "github",
+    allow_load: Annotated[
+        bool,
+        typer.Option("--allow-load", help="Compare cases timed while the load exceeded the core count."),
+    ] = False,
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
+    ] = "github",
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
-    from normbench.analysis.compare import CompareOptions, compare_frames, comparison_table, summary_line
-    from normbench.analysis.tables import Table, render
+    from normbench.analysis.compare import (
+        CompareOptions,
+        compare_frames,
+        comparison_records,
+        comparison_table,
+        summary_line,
+    )
+    from normbench.analysis.tables import Table, render, write_records
     from normbench.results.store import RunStore
 
     if fmt not in ("github", "plain", "md", "csv", "json"):
@@ -50,7 +63,7 @@ def command(
     base_runs = [RunStore.open(results, r) for r in base.split(",")]
     new_runs = [RunStore.open(results, r) for r in new.split(",")]
     sb, sn = base_runs[0], new_runs[0]
-    opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []))
+    opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []), allow_load=allow_load)
     rows, notes = compare_frames(
         pd.concat([s.read() for s in base_runs], ignore_index=True),
         pd.concat([s.read() for s in new_runs], ignore_index=True),
@@ -58,12 +71,29 @@ def command(
         sn.manifest.get("env", {}),
         opts,
     )
-    table = Table(
-        f"{base} -> {new} (factor {factor}, alpha {alpha})",
-        comparison_table(rows, only_changed=only_changed),
-        [summary_line(rows), *notes],
-    )
-    out.print(render([table], fmt), markup=False, end="")
+    title = f"{base} -> {new} (factor {factor}, alpha {alpha})"
+    if fmt == "csv":  # the records alone on stdout; the summary and noise notes on stderr
+        out.print(
+            write_records(comparison_records(rows, only_changed=only_changed), fmt), markup=False, end=""
+        )
+        for line in [title, summary_line(rows), *notes]:
+            err.print(line, markup=False)
+    elif fmt == "json":
+        records = comparison_records(rows, only_changed=only_changed)
+        text = write_records(
+            records,
+            fmt,
+            base=base.split(","),
+            new=new.split(","),
+            factor=factor,
+            alpha=alpha,
+            summary=summary_line(rows),
+            notes=notes,
+        )
+        out.print(text, markup=False, end="")
+    else:
+        table = Table(title, comparison_table(rows, only_changed=only_changed), [summary_line(rows), *notes])
+        out.print(render([table], fmt), markup=False, end="")
     if fail_on_regression and any(r.regression for r in rows):
         err.print(f"regression: {sum(r.regression for r in rows)} case(s) marked + or !", markup=False)
         raise typer.Exit(1)

@@ -1,4 +1,5 @@
-"""Print tables from stored results (the Parquet parts, never memory). Several run ids combine shards."""
+"""Print tables from stored results (the Parquet parts, never memory), warnings first. Several run ids
+combine shards. csv and json are data: one numeric record per case (and per input, tensor or layer)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.cli._common import RESULTS_DIR, cli_errors, err, out
 from normbench.errors import NormbenchError
 
 NAME = "report"
@@ -31,14 +32,16 @@ def command(
     ] = None,
 ) -> None:
     from normbench.analysis.report import build_tables
-    from normbench.analysis.tables import FORMATS, render
+    from normbench.analysis.tables import FORMATS, MACHINE_FORMATS, render
     from normbench.results.store import read_runs
 
     if fmt not in FORMATS:
         raise NormbenchError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
     frame, manifests = read_runs(results, runs or ["latest"])
-    tables = build_tables(frame, manifests, baseline=baseline)
-    text = render(tables, fmt)
+    if fmt in MACHINE_FORMATS:
+        text = _records(frame, manifests, fmt, baseline)
+    else:
+        text = render(build_tables(frame, manifests, baseline=baseline), fmt)
     if fmt == "md":
         text = _markdown(text, frame, manifests, output, results)
     if output:
@@ -46,6 +49,31 @@ def command(
         out.print(f"wrote {output}", markup=False)
     else:
         out.print(text, markup=False, end="")
+
+
+def _records(frame, manifests, fmt: str, baseline: str | None) -> str:
+    """csv/json: one numeric record per case (analysis/records.py); warnings on stderr (csv) or beside
+    the records (json), claims verdicts too (json)."""
+    from normbench.analysis.records import case_records
+    from normbench.analysis.report import check_baseline, claims_table, one_copy_per_case, report_warnings
+    from normbench.analysis.tables import plain_records, write_records
+
+    check_baseline(frame, baseline)
+    warnings = report_warnings(frame, manifests)
+    frame = one_copy_per_case(frame)
+    records = case_records(frame, baseline)
+    if fmt == "csv":
+        for w in warnings:
+            err.print(f"warning: {w}", markup=False)
+        return write_records(records, fmt)
+    claims = claims_table(frame, manifests)
+    return write_records(
+        records,
+        fmt,
+        runs=[m["run_id"] for m in manifests],
+        warnings=warnings,
+        claims=plain_records(claims.frame) if claims is not None else [],
+    )
 
 
 def _markdown(tables_text: str, frame, manifests, output: Path | None, results: Path) -> str:
