@@ -98,6 +98,8 @@ def busy_machine_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | No
     """Timings taken while other processes competed for the CPU are not this machine's speed: say so."""
     load = frame.loc[frame["metric"] == "loadavg_1m", ["run_id", "value"]]
     cores = {m["run_id"]: (m.get("env", {}).get("cpu_count") or 0) for m in manifests}
+    if load.empty:
+        return None
     over = load[load["value"] > load["run_id"].map(cores).fillna(0).where(lambda c: c > 0, float("inf"))]
     if over.empty:
         return None

@@ -1,0 +1,378 @@
+"""A run is one dataset: every part has the run's declared columns and types, so pandas, pyarrow, duckdb and polars read it whole with no options; load(), export and the README's examples give the same rows."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from normbench.cli import app
+from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION, check_rows, declare_columns
+from normbench.results.store import RunStore
+
+REPO = Path(__file__).resolve().parent.parent
+
+LATENCY = """
+[[bench]]
+kind = "latency"
+norms = ["layernorm:module", "rmsnorm:module"]
+[bench.sweep]
+hidden = [16, 32]
+[bench.params]
+tokens = 8
+samples = 3
+warmup = 0
+min_sample_s = 1e-4
+copy_probe = false
+"""
+
+# Every bench kind, each at its cheapest: the point is the columns, not the numbers.
+MIXED = (
+    'name = "mixed"\n'
+    + LATENCY
+    + """
+[[bench]]
+kind = "block"
+[bench.sweep]
+block = ["linear", "layernorm"]
+[bench.params]
+tokens = 8
+hidden = 16
+samples = 3
+warmup = 0
+min_sample_s = 1e-4
+
+[[bench]]
+kind = "jacobian"
+norms = ["layernorm"]
+[bench.params]
+d = 4
+inputs = 2
+
+[[bench]]
+kind = "init"
+norms = ["layernorm"]
+[bench.params]
+depth = 1
+d = 16
+ffn = 32
+seq = 16
+batch = 4
+batches = 1
+jacobian_tokens = 4
+data = "markov"
+
+[[bench]]
+kind = "stability"
+norms = ["layernorm"]
+[bench.params]
+depth = 1
+d = 16
+ffn = 32
+seq = 16
+batch = 4
+steps = 2
+every = 1
+eval_batches = 1
+data = "markov"
+"""
+)
+KINDS = ["latency", "block", "jacobian", "init", "stability"]
+
+
+def _run(root: Path, name: str, text: str) -> str:
+    suite = root / f"{name}.toml"
+    suite.write_text(text)
+    before = set(p.name for p in (root / "results").glob("*")) if (root / "results").exists() else set()
+    args = ["run", str(suite), "--quiet", "--threads", "1", "--results", str(root / "results")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (run_id,) = {p.name for p in (root / "results").glob("*")} - before
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """(results dir, id of a run of every bench kind, id of a latency-only run sharing 4 of its cases)."""
+    root = tmp_path_factory.mktemp("dataset")
+    mixed = _run(root, "mixed", MIXED)
+    latency = _run(root, "lat", 'name = "lat"\n' + LATENCY)
+    return root / "results", mixed, latency
+
+
+def _expected_columns() -> dict[str, str]:
+    from normbench.benches import all_benches
+
+    benches = all_benches()
+    names = {n for k in KINDS for n in [*benches[k].params, *benches[k].labels]} - set(FIXED_COLUMNS)
+    columns = declare_columns(KINDS)
+    assert list(columns) == FIXED_COLUMNS + sorted(names)
+    return columns
+
+
+def test_every_part_has_the_declared_columns_and_types(runs):
+    results, mixed, _ = runs
+    store = RunStore.open(results, mixed)
+    columns = _expected_columns()
+    assert store.manifest["columns"] == columns and store.manifest["schema_version"] == SCHEMA_VERSION
+    parts = sorted(store.parts.glob("*.parquet"))
+    assert {pq.read_table(p, columns=["bench"])["bench"][0].as_py() for p in parts} == set(KINDS)
+    for part in parts:
+        schema = pq.read_schema(part)
+        assert [(f.name, str(f.type)) for f in schema] == [
+            (n, {"float64": "double", "bool": "bool"}.get(t, t)) for n, t in columns.items()
+        ], part.name
+    for name, kind in (("hidden", "int64"), ("layer", "int64"), ("copy_probe", "bool"), ("eps", "float64")):
+        assert columns[name] == kind
+
+
+def test_four_readers_need_no_options(runs):
+    import duckdb
+    import polars as pl
+    import pyarrow.dataset as ds
+
+    results, mixed, _ = runs
+    parts = results / mixed / "parts"
+    names = list(_expected_columns())
+    frame = pd.read_parquet(parts)
+    table = ds.dataset(parts).to_table()
+    rel = duckdb.sql(f"select * from '{parts}/*.parquet'")
+    polars_frame = pl.read_parquet(f"{parts}/*.parquet")
+    n = len(frame)
+    assert n == table.num_rows == rel.shape[0] == polars_frame.height > 100
+    assert list(frame.columns) == table.column_names == rel.columns == polars_frame.columns == names
+    # the declared types, in each tool's words (pandas: nullable Int64/boolean where another kind is null)
+    assert (str(frame["hidden"].dtype), str(frame["copy_probe"].dtype), str(frame["eps"].dtype)) == (
+        "Int64",
+        "boolean",
+        "float64",
+    )
+    assert (table.schema.field("hidden").type, table.schema.field("layer").type) == (pa.int64(), pa.int64())
+    types = dict(zip(rel.columns, map(str, rel.dtypes), strict=True))
+    assert (types["hidden"], types["copy_probe"], types["dtype"]) == ("BIGINT", "BOOLEAN", "VARCHAR")
+    assert (polars_frame["hidden"].dtype, polars_frame["layer"].dtype) == (pl.Int64, pl.Int64)
+    # a filter on a parameter only one bench kind has works and agrees across tools
+    wide = duckdb.sql(f"select count(*) from '{parts}/*.parquet' where hidden = 32").fetchall()[0][0]
+    assert wide == (frame["hidden"] == 32).sum() == polars_frame.filter(pl.col("hidden") == 32).height > 0
+
+
+def test_load_is_the_store_read_with_integers_kept(runs, monkeypatch):
+    import normbench
+
+    results, mixed, latency = runs
+    frame = normbench.load(mixed, results=results)
+    assert str(frame["hidden"].dtype) == "Int64" and str(frame["sample"].dtype) == "Int64"
+    pd.testing.assert_frame_equal(frame, RunStore.open(results, mixed).read())
+    monkeypatch.setenv("NORMBENCH_RESULTS", str(results))
+    both = normbench.load([mixed, latency])
+    assert len(both) == len(frame) + len(RunStore.open(results, latency).read())
+    assert list(both["run_id"].unique()) == [mixed, latency] and str(both["hidden"].dtype) == "Int64"
+
+
+def test_runs_of_different_suites_combine_by_name(runs):
+    import duckdb
+    import polars as pl
+
+    results, mixed, latency = runs
+    globs = [str(results / r / "parts" / "*.parquet") for r in (mixed, latency)]
+    lat_columns = pq.read_schema(next((results / latency / "parts").glob("*.parquet"))).names
+    assert set(lat_columns) < set(_expected_columns())  # its own suite's columns only
+    both = duckdb.sql(f"select * from read_parquet({globs}, union_by_name = true)")
+    combined = pl.concat([pl.read_parquet(g) for g in globs], how="diagonal_relaxed")
+    assert both.shape == combined.shape and both.shape[1] == len(_expected_columns())
+    assert combined["hidden"].dtype == pl.Int64
+
+
+def test_version_1_runs_are_upgraded_on_read(tmp_path):
+    """A v1 run: no declared columns, each part only its own rows' columns (int params float after concat)."""
+    run = tmp_path / "old"
+    (run / "parts").mkdir(parents=True)
+    manifest = {"schema_version": 1, "run_id": "old", "started": "2026-01-01", "cases": []}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    parts = {
+        "a": [
+            {
+                "run_id": "old",
+                "case_id": "a",
+                "bench": "latency",
+                "metric": "time",
+                "value": 1.0,
+                "hidden": 64,
+            }
+        ],
+        "b": [{"run_id": "old", "case_id": "b", "bench": "init", "metric": "x", "value": 2.0, "layer": 3}],
+    }
+    for name, rows in parts.items():
+        table = pa.Table.from_pylist(rows).replace_schema_metadata({"normbench_schema_version": "1"})
+        pq.write_table(table, run / "parts" / f"{name}.parquet")
+    frame = RunStore.open(tmp_path, "old").read()
+    assert list(frame.columns[: len(FIXED_COLUMNS)]) == FIXED_COLUMNS
+    assert str(frame["hidden"].dtype) == "Int64" and str(frame["layer"].dtype) == "Int64"
+    assert frame.set_index("case_id").loc["a", "hidden"] == 64 and pd.isna(
+        frame.set_index("case_id").loc["b", "hidden"]
+    )
+
+
+def test_rows_that_do_not_fit_the_schema_are_named():
+    columns = declare_columns(["latency"])
+    rows = [{"metric": "m", "value": 1.0, "tensor": "y", "hidden": "wide", "colour": "red"}]
+    kept, problem = check_rows(rows, columns)
+    assert (
+        problem == "undeclared label column(s) colour (add them to the bench's `labels`); hidden is not int64"
+    )
+    assert kept == [{"metric": "m", "value": 1.0, "tensor": "y"}]
+    assert check_rows([{"metric": "m", "value": 2, "hidden": 8, "eps": 1}], columns) == (
+        [{"metric": "m", "value": 2, "hidden": 8, "eps": 1}],
+        None,
+    )
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_export_writes_numbers_as_numbers(runs, tmp_path, fmt):
+    results, mixed, latency = runs
+    out = tmp_path / f"all.{fmt}"
+    result = CliRunner().invoke(app, ["export", mixed, latency, "-o", str(out), "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    expected = pd.concat([RunStore.open(results, r).read() for r in (mixed, latency)], ignore_index=True)
+    got = {
+        "parquet": lambda: pd.read_parquet(out),
+        "csv": lambda: pd.read_csv(out),
+        "jsonl": lambda: pd.read_json(out, lines=True),
+    }[fmt]()
+    assert got.shape == expected.shape and list(got.columns) == list(expected.columns)
+    assert (
+        got["value"].dtype == "float64"
+        and got["hidden"].dtype.kind in "if"
+        or str(got["hidden"].dtype) == "Int64"
+    )
+    assert got["value"].tolist() == pytest.approx(expected["value"].tolist(), nan_ok=True, rel=1e-15)
+
+
+def test_report_csv_and_json_are_numeric_records(runs):
+    results, mixed, _ = runs
+    import io
+
+    result = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(io.StringIO(result.stdout))
+    assert set(frame["bench"]) == set(KINDS)
+    latency = frame[frame["bench"] == "latency"]
+    assert len(latency) == 4 and latency["case_id"].is_unique  # one record per latency case
+    for column in ("time_s", "time_median_s", "time_iqr_s", "gbps", "speedup_vs_baseline", "err_abs_y"):
+        assert frame[column].dtype == "float64", column
+    stored = RunStore.open(results, mixed).read()
+    medians = stored[(stored["bench"] == "latency") & (stored["metric"] == "time_median")]
+    medians = medians.set_index("case_id")["value"]
+    assert latency.set_index("case_id")["time_median_s"].to_dict() == pytest.approx(medians.to_dict())
+    as_json = CliRunner().invoke(app, ["report", mixed, "--format", "json", "--results", str(results)])
+    doc = json.loads(as_json.stdout)
+    assert len(doc["records"]) == len(frame) and doc["runs"] == [mixed]
+    assert all(isinstance(r["time_s"], float) for r in doc["records"] if r["bench"] == "latency")
+
+
+def test_latex_is_pure_ascii(runs):
+    results, mixed, _ = runs
+    result = CliRunner().invoke(app, ["report", mixed, "--format", "latex", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.isascii() and "\\begin{tabular}" in result.stdout
+    assert "\\textmu{}s" in result.stdout or " ms" in result.stdout
+
+
+def test_latex_compiles_when_pdflatex_is_installed(runs, tmp_path):
+    import subprocess
+
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex not installed (test_latex_is_pure_ascii checks the escaping)")
+    results, mixed, _ = runs
+    body = CliRunner().invoke(app, ["report", mixed, "--format", "latex", "--results", str(results)]).stdout
+    (tmp_path / "r.tex").write_text(
+        "\\documentclass{article}\\usepackage{textcomp}\\begin{document}\n" + body + "\\end{document}\n"
+    )
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path, capture_output=True
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_unknown_baseline_is_an_error_listing_the_implementations(runs):
+    results, mixed, _ = runs
+    result = CliRunner().invoke(
+        app, ["report", mixed, "--baseline", "layernorm:modul", "--results", str(results)]
+    )
+    assert result.exit_code == 2
+    line = result.stderr.splitlines()[0]
+    assert line.startswith(
+        "error: --baseline 'layernorm:modul' is not in the run (did you mean 'layernorm:module'?)"
+    )
+    assert "layernorm:module, rmsnorm:module" in line
+
+
+def test_warnings_come_first(runs, tmp_path):
+    """Incomplete run and cases stored in two runs: said before any table, in every format."""
+    results, mixed, latency = runs
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    stored = RunStore.open(copy, mixed).read()
+    (stability,) = stored.loc[stored["bench"] == "stability", "case_id"].unique()
+    (copy / mixed / "parts" / f"{stability}.parquet").unlink()  # not one of the 4 shared latency cases
+    planned = len(RunStore.open(copy, mixed).manifest["cases"])
+    result = CliRunner().invoke(app, ["report", mixed, latency, "--format", "plain", "--results", str(copy)])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert text.startswith("Warnings\n")
+    assert f"run {mixed} is incomplete: 1 of {planned} planned cases have no row" in text
+    assert "4 case(s) are stored in more than one of the runs" in text
+    assert text.index("Warnings") < text.index("Latency:")
+    csv = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(copy)])
+    assert "is incomplete: 1 of" in csv.stderr and "incomplete" not in csv.stdout
+
+
+def test_swept_latency_parameters_become_row_keys(tmp_path):
+    """eps and seed swept in a latency bench: one row per value, not a crash in the grid."""
+    from normbench.analysis.report import build_tables
+    from normbench.suite.expand import Case, case_id
+
+    store = RunStore.create(tmp_path, {"run_id": "r"})
+    for eps in (1e-5, 1e-6):
+        for seed in (0, 1):
+            for impl, t in (("module", 1e-5), ("functional", 2e-5)):
+                params = {
+                    "tokens": 8,
+                    "hidden": 16,
+                    "eps": eps,
+                    "seed": seed,
+                    "dtype": "fp32",
+                    "stat": "median",
+                }
+                case = Case(
+                    "latency", "layernorm", impl, params, 0, case_id("latency", "layernorm", impl, params)
+                )
+                rows = [{"metric": m, "unit": "s", "value": t} for m in ("time_median", "time_min")]
+                rows.append({"metric": "time_iqr", "unit": "s", "value": 0.0})
+                store.write_case(case, rows, "ok", None)
+    tables = build_tables(store.read(), [store.manifest])
+    grid = tables[0].frame
+    assert tables[0].title.startswith("Latency") and len(grid) == 4
+    assert sorted(zip(grid["eps"], grid["seed"], strict=True)) == [(1e-6, 0), (1e-6, 1), (1e-5, 0), (1e-5, 1)]
+    assert set(grid["speedup vs layernorm:module"]) == {"1.00x"}
+
+
+def test_readme_reading_results_examples_run(runs, tmp_path, monkeypatch):
+    """The README's "Reading results" code blocks, run as they are against results/ holding two runs."""
+    results, _, _ = runs
+    shutil.copytree(results, tmp_path / "results")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NORMBENCH_RESULTS", raising=False)
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Reading results", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) >= 3
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {})
