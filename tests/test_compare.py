@@ -27,6 +27,7 @@ def _store_run(
     medians: dict[str, float],
     statuses: dict[str, str] | None = None,
     env: dict | None = None,
+    load: float | None = None,
 ) -> None:
     """A run with one latency case per impl; 12 raw samples tightly spread around the given median."""
     store = RunStore.create(root, {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": "t"})
@@ -42,6 +43,8 @@ def _store_run(
                 for i in range(12)
             ]
         )
+        if load is not None:  # what the runner stores: the 1-minute load average at the end of the case
+            rows.append({"metric": "loadavg_1m", "unit": "processes", "value": load})
         store.write_case(case, rows, status, None if status == "ok" else "FloatingPointError: NaN")
 
 
@@ -101,6 +104,18 @@ def test_environment_difference_is_not_comparable(tmp_path):
     assert "environment differs: torch: 2.13.0 -> 2.14.0" in out
     allowed = _compare(tmp_path, "--format", "plain", "--allow-env", "torch").output
     assert "environment differs" not in allowed and "+" in allowed.split("\n")[3]
+
+
+def test_cases_timed_above_the_core_count_are_not_comparable(tmp_path):
+    _store_run(tmp_path, "base", {"module": 1e-5}, load=1.5)
+    _store_run(tmp_path, "new", {"module": 3e-5}, load=3.2)  # ENV has cpu_count 2
+    frame = _records(_compare(tmp_path, "--format", "csv").stdout)
+    assert (frame.loc[0, "mark"], frame.loc[0, "note"]) == (
+        "x",
+        "new ran with load 3.2 above 2 cores (--allow-load to compare)",
+    )
+    allowed = _records(_compare(tmp_path, "--format", "csv", "--allow-load").stdout)
+    assert allowed.loc[0, "mark"] == "+" and allowed.loc[0, "ratio"] == pytest.approx(3.0)
 
 
 SLOW_SUITE = """

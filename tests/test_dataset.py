@@ -376,3 +376,19 @@ def test_readme_reading_results_examples_run(runs, tmp_path, monkeypatch):
     assert len(blocks) >= 3
     for code in blocks:
         exec(compile(code, "README.md", "exec"), {})
+
+
+def test_a_slice_of_the_suite_declares_the_whole_suites_columns(tmp_path):
+    """--only/--shard run part of a suite; its parts still carry every column of the suite (shards concat)."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        'name = "s"\n' + LATENCY + '\n[[bench]]\nkind = "jacobian"\nnorms = ["layernorm"]\n'
+        "[bench.params]\nd = 4\ninputs = 1\n"
+    )
+    args = ["run", str(suite), "--quiet", "--only", "jacobian", "--results", str(tmp_path / "r")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (run,) = (tmp_path / "r").iterdir()
+    (part,) = (run / "parts").glob("*.parquet")
+    assert pq.read_schema(part).names == list(declare_columns(["latency", "jacobian"]))
+    assert "hidden" in pq.read_schema(part).names  # a latency parameter, null in the jacobian case's rows
