@@ -181,11 +181,11 @@ def test_slowed_implementation_is_the_only_regression(tmp_path):
         timeout=60,
     )
     frame = _records(out.stdout)
-    flagged = sorted(
-        (m, c) for m, c in zip(frame["mark"], frame["case"], strict=True) if m in ("+", "-", "~", "!")
-    )
-    assert [m for m, _ in flagged] == ["+", "+"], out.stdout
-    assert all("testslow:slowed" in case for _, case in flagged), out.stdout
+    # the regressions (+, !) are exactly the two slowed cases; a steady case may move under a busy
+    # neighbour (~ or -, seen at 3.5x on a loaded 2-core CI machine) but is never a regression
+    regressions = sorted((m, c) for m, c in zip(frame["mark"], frame["case"], strict=True) if m in ("+", "!"))
+    assert [m for m, _ in regressions] == ["+", "+"], out.stdout
+    assert all("testslow:slowed" in case for _, case in regressions), out.stdout
 
 
 def test_run_to_run_noise_gate_with_several_runs_per_side(tmp_path):
