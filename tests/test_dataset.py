@@ -392,3 +392,28 @@ def test_a_slice_of_the_suite_declares_the_whole_suites_columns(tmp_path):
     (part,) = (run / "parts").glob("*.parquet")
     assert pq.read_schema(part).names == list(declare_columns(["latency", "jacobian"]))
     assert "hidden" in pq.read_schema(part).names  # a latency parameter, null in the jacobian case's rows
+
+
+def test_environment_and_load_warnings_and_the_copy_probe_is_not_above_itself():
+    from normbench.analysis.report import report_warnings
+    from normbench.benches._latency_report import _copy_cell
+
+    frame = pd.DataFrame(
+        {
+            "run_id": ["a", "b"],
+            "case_id": ["x", "y"],
+            "metric": ["loadavg_1m", "loadavg_1m"],
+            "value": [1.0, 5.5],
+        }
+    )
+    env = {"hostname": "h", "cpu": "c", "torch": "2.13.0", "cpu_count": 4}
+    manifests = [
+        {"run_id": "a", "env": env, "cases": [{"case_id": "x"}]},
+        {"run_id": "b", "env": {**env, "torch": "2.14.0"}, "cases": [{"case_id": "y"}]},
+    ]
+    assert report_warnings(frame, manifests) == [
+        "busy machine: 1 of 2 cases ran with the 1-minute load above the core count (max 5.5 on 4 cores); "
+        "their latencies include time stolen by other processes: rerun on a quiet machine",
+        "the combined runs come from different environments (torch: 2.13.0 / 2.14.0)",
+    ]
+    assert _copy_cell(1.03) == "103% ⚠ above copy" and _copy_cell(1.03, probe=True) == "103%"
