@@ -112,3 +112,15 @@ def tiny_run(tmp_path_factory):
     assert result.exit_code == 0, result.output
     (run_id,) = [p.name for p in results.iterdir()]
     return results, run_id
+
+
+@pytest.fixture(scope="session")
+def dataset_runs(tmp_path_factory):
+    """(results dir, id of a run of every bench kind, id of a latency-only run sharing 4 of its cases): the
+    dataset and report-data tests (suites in _dataset_support.py)."""
+    from _dataset_support import LATENCY, MIXED, run_suite
+
+    root = tmp_path_factory.mktemp("dataset")
+    mixed = run_suite(root, "mixed", MIXED)
+    latency = run_suite(root, "lat", 'name = "lat"\n' + LATENCY)
+    return root / "results", mixed, latency

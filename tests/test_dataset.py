@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _dataset_support import KINDS, LATENCY
 from typer.testing import CliRunner
 
 from normbench.cli import app
@@ -19,92 +20,10 @@ from normbench.results.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent
 
-LATENCY = """
-[[bench]]
-kind = "latency"
-norms = ["layernorm:module", "rmsnorm:module"]
-[bench.sweep]
-hidden = [16, 32]
-[bench.params]
-tokens = 8
-samples = 3
-warmup = 0
-min_sample_s = 1e-4
-copy_probe = false
-"""
 
-# Every bench kind, each at its cheapest: the point is the columns, not the numbers.
-MIXED = (
-    'name = "mixed"\n'
-    + LATENCY
-    + """
-[[bench]]
-kind = "block"
-[bench.sweep]
-block = ["linear", "layernorm"]
-[bench.params]
-tokens = 8
-hidden = 16
-samples = 3
-warmup = 0
-min_sample_s = 1e-4
-
-[[bench]]
-kind = "jacobian"
-norms = ["layernorm"]
-[bench.params]
-d = 4
-inputs = 2
-
-[[bench]]
-kind = "init"
-norms = ["layernorm"]
-[bench.params]
-depth = 1
-d = 16
-ffn = 32
-seq = 16
-batch = 4
-batches = 1
-jacobian_tokens = 4
-data = "markov"
-
-[[bench]]
-kind = "stability"
-norms = ["layernorm"]
-[bench.params]
-depth = 1
-d = 16
-ffn = 32
-seq = 16
-batch = 4
-steps = 2
-every = 1
-eval_batches = 1
-data = "markov"
-"""
-)
-KINDS = ["latency", "block", "jacobian", "init", "stability"]
-
-
-def _run(root: Path, name: str, text: str) -> str:
-    suite = root / f"{name}.toml"
-    suite.write_text(text)
-    before = set(p.name for p in (root / "results").glob("*")) if (root / "results").exists() else set()
-    args = ["run", str(suite), "--quiet", "--threads", "1", "--results", str(root / "results")]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    (run_id,) = {p.name for p in (root / "results").glob("*")} - before
-    return run_id
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """(results dir, id of a run of every bench kind, id of a latency-only run sharing 4 of its cases)."""
-    root = tmp_path_factory.mktemp("dataset")
-    mixed = _run(root, "mixed", MIXED)
-    latency = _run(root, "lat", 'name = "lat"\n' + LATENCY)
-    return root / "results", mixed, latency
+@pytest.fixture
+def runs(dataset_runs):
+    return dataset_runs
 
 
 def _expected_columns() -> dict[str, str]:
@@ -255,115 +174,6 @@ def test_export_writes_numbers_as_numbers(runs, tmp_path, fmt):
     assert got["value"].tolist() == pytest.approx(expected["value"].tolist(), nan_ok=True, rel=1e-15)
 
 
-def test_report_csv_and_json_are_numeric_records(runs):
-    results, mixed, _ = runs
-    import io
-
-    result = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(results)])
-    assert result.exit_code == 0, result.output
-    frame = pd.read_csv(io.StringIO(result.stdout))
-    assert set(frame["bench"]) == set(KINDS)
-    latency = frame[frame["bench"] == "latency"]
-    assert len(latency) == 4 and latency["case_id"].is_unique  # one record per latency case
-    for column in ("time_s", "time_median_s", "time_iqr_s", "gbps", "speedup_vs_baseline", "err_abs_y"):
-        assert frame[column].dtype == "float64", column
-    stored = RunStore.open(results, mixed).read()
-    medians = stored[(stored["bench"] == "latency") & (stored["metric"] == "time_median")]
-    medians = medians.set_index("case_id")["value"]
-    assert latency.set_index("case_id")["time_median_s"].to_dict() == pytest.approx(medians.to_dict())
-    as_json = CliRunner().invoke(app, ["report", mixed, "--format", "json", "--results", str(results)])
-    doc = json.loads(as_json.stdout)
-    assert len(doc["records"]) == len(frame) and doc["runs"] == [mixed]
-    assert all(isinstance(r["time_s"], float) for r in doc["records"] if r["bench"] == "latency")
-
-
-def test_latex_is_pure_ascii(runs):
-    results, mixed, _ = runs
-    result = CliRunner().invoke(app, ["report", mixed, "--format", "latex", "--results", str(results)])
-    assert result.exit_code == 0, result.output
-    assert result.stdout.isascii() and "\\begin{tabular}" in result.stdout
-    assert "\\textmu{}s" in result.stdout or " ms" in result.stdout
-
-
-def test_latex_compiles_when_pdflatex_is_installed(runs, tmp_path):
-    import subprocess
-
-    if shutil.which("pdflatex") is None:
-        pytest.skip("pdflatex not installed (test_latex_is_pure_ascii checks the escaping)")
-    results, mixed, _ = runs
-    body = CliRunner().invoke(app, ["report", mixed, "--format", "latex", "--results", str(results)]).stdout
-    (tmp_path / "r.tex").write_text(
-        "\\documentclass{article}\\usepackage{textcomp}\\begin{document}\n" + body + "\\end{document}\n"
-    )
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path, capture_output=True
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
-
-
-def test_unknown_baseline_is_an_error_listing_the_implementations(runs):
-    results, mixed, _ = runs
-    result = CliRunner().invoke(
-        app, ["report", mixed, "--baseline", "layernorm:modul", "--results", str(results)]
-    )
-    assert result.exit_code == 2
-    line = result.stderr.splitlines()[0]
-    assert line.startswith(
-        "error: --baseline 'layernorm:modul' is not in the run (did you mean 'layernorm:module'?)"
-    )
-    assert "layernorm:module, rmsnorm:module" in line
-
-
-def test_warnings_come_first(runs, tmp_path):
-    """Incomplete run and cases stored in two runs: said before any table, in every format."""
-    results, mixed, latency = runs
-    copy = tmp_path / "results"
-    shutil.copytree(results, copy)
-    stored = RunStore.open(copy, mixed).read()
-    (stability,) = stored.loc[stored["bench"] == "stability", "case_id"].unique()
-    (copy / mixed / "parts" / f"{stability}.parquet").unlink()  # not one of the 4 shared latency cases
-    planned = len(RunStore.open(copy, mixed).manifest["cases"])
-    result = CliRunner().invoke(app, ["report", mixed, latency, "--format", "plain", "--results", str(copy)])
-    assert result.exit_code == 0, result.output
-    text = result.stdout
-    assert text.startswith("Warnings\n")
-    assert f"run {mixed} is incomplete: 1 of {planned} planned cases have no row" in text
-    assert "4 case(s) are stored in more than one of the runs" in text
-    assert text.index("Warnings") < text.index("Latency:")
-    csv = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(copy)])
-    assert "is incomplete: 1 of" in csv.stderr and "incomplete" not in csv.stdout
-
-
-def test_swept_latency_parameters_become_row_keys(tmp_path):
-    """eps and seed swept in a latency bench: one row per value, not a crash in the grid."""
-    from normbench.analysis.report import build_tables
-    from normbench.suite.expand import Case, case_id
-
-    store = RunStore.create(tmp_path, {"run_id": "r"})
-    for eps in (1e-5, 1e-6):
-        for seed in (0, 1):
-            for impl, t in (("module", 1e-5), ("functional", 2e-5)):
-                params = {
-                    "tokens": 8,
-                    "hidden": 16,
-                    "eps": eps,
-                    "seed": seed,
-                    "dtype": "fp32",
-                    "stat": "median",
-                }
-                case = Case(
-                    "latency", "layernorm", impl, params, 0, case_id("latency", "layernorm", impl, params)
-                )
-                rows = [{"metric": m, "unit": "s", "value": t} for m in ("time_median", "time_min")]
-                rows.append({"metric": "time_iqr", "unit": "s", "value": 0.0})
-                store.write_case(case, rows, "ok", None)
-    tables = build_tables(store.read(), [store.manifest])
-    grid = tables[0].frame
-    assert tables[0].title.startswith("Latency") and len(grid) == 4
-    assert sorted(zip(grid["eps"], grid["seed"], strict=True)) == [(1e-6, 0), (1e-6, 1), (1e-5, 0), (1e-5, 1)]
-    assert set(grid["speedup vs layernorm:module"]) == {"1.00x"}
-
-
 def test_readme_reading_results_examples_run(runs, tmp_path, monkeypatch):
     """The README's "Reading results" code blocks, run as they are against results/ holding two runs."""
     results, _, _ = runs
@@ -392,28 +202,3 @@ def test_a_slice_of_the_suite_declares_the_whole_suites_columns(tmp_path):
     (part,) = (run / "parts").glob("*.parquet")
     assert pq.read_schema(part).names == list(declare_columns(["latency", "jacobian"]))
     assert "hidden" in pq.read_schema(part).names  # a latency parameter, null in the jacobian case's rows
-
-
-def test_environment_and_load_warnings_and_the_copy_probe_is_not_above_itself():
-    from normbench.analysis.report import report_warnings
-    from normbench.benches._latency_report import _copy_cell
-
-    frame = pd.DataFrame(
-        {
-            "run_id": ["a", "b"],
-            "case_id": ["x", "y"],
-            "metric": ["loadavg_1m", "loadavg_1m"],
-            "value": [1.0, 5.5],
-        }
-    )
-    env = {"hostname": "h", "cpu": "c", "torch": "2.13.0", "cpu_count": 4}
-    manifests = [
-        {"run_id": "a", "env": env, "cases": [{"case_id": "x"}]},
-        {"run_id": "b", "env": {**env, "torch": "2.14.0"}, "cases": [{"case_id": "y"}]},
-    ]
-    assert report_warnings(frame, manifests) == [
-        "busy machine: 1 of 2 cases ran with the 1-minute load above the core count (max 5.5 on 4 cores); "
-        "their latencies include time stolen by other processes: rerun on a quiet machine",
-        "the combined runs come from different environments (torch: 2.13.0 / 2.14.0)",
-    ]
-    assert _copy_cell(1.03) == "103% ⚠ above copy" and _copy_cell(1.03, probe=True) == "103%"
