@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import make_child_env
 
 ray = pytest.importorskip("ray")
@@ -142,9 +141,8 @@ def die_dir(tmp_path_factory) -> Path:
 def cluster(die_dir):
     """Three 1-CPU Ray nodes on this machine, each offering one normbench_node unit. Their workers see the
     environment of this process (not the driver's): the test plugins' folder and where they leave markers."""
-    from ray.cluster_utils import Cluster
-
     from conftest import PLUGINS_DIR, REPO
+    from ray.cluster_utils import Cluster
 
     patch = pytest.MonkeyPatch()
     patch.setenv("PYTHONPATH", f"{REPO}:{PLUGINS_DIR}")
