@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test smoke lint bench bench-compare gpu-check clean
+.PHONY: setup test smoke lint bench bench-compare bench-ray gpu-check clean
 
 setup:
 	bash scripts/setup.sh
@@ -35,3 +35,7 @@ bench-compare:
 # On a machine with a GPU: a short GPU suite and the GPU-only tests (exit 2 without CUDA).
 gpu-check:
 	VENV=$(VENV) bash scripts/gpu_check.sh
+
+# Scale-out benchmark: one suite under the local and the Ray executor, wall times and speedup (idle machine).
+bench-ray:
+	$(PY) scripts/bench_ray.py

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sys
 import time
 import traceback
@@ -31,12 +32,13 @@ class RunOutcome:
         return 1 if any(self.statuses[s] for s in FAILED_STATUSES) else 0
 
 
-class _StopAfterCase:
+class StopAfterCase:
     """First Ctrl-C: finish the current case, then stop. Second Ctrl-C: stop now."""
 
-    def __init__(self, say):
+    def __init__(self, say, what: str = "the current case"):
         self.requested = False
         self.say = say
+        self.what = what
 
     def __enter__(self):
         self.previous = signal.signal(signal.SIGINT, self._handle)
@@ -46,7 +48,7 @@ class _StopAfterCase:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        self.say("interrupt: stopping after the current case (Ctrl-C again to stop now)")
+        self.say(f"interrupt: stopping after {self.what} (Ctrl-C again to stop now)")
 
     def __exit__(self, *exc):
         signal.signal(signal.SIGINT, self.previous)
@@ -54,6 +56,7 @@ class _StopAfterCase:
 
 def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
     """Run one case; never raises except KeyboardInterrupt. Returns rows, status, error."""
+    started_unix = time.time()
     start = time.perf_counter()
     try:
         result = get_bench(case.kind).run_case(case, ctx)
@@ -70,10 +73,16 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
         rows, status, error = [], "failed", _one_line(exc)
         _release_device_memory()
     rows.append({"metric": "case_wall_s", "unit": "s", "value": time.perf_counter() - start})
+    # Wall-clock start and end: with several workers they show which cases overlapped on which node.
+    rows.append({"metric": "case_started_unix", "unit": "s", "value": started_unix})
+    rows.append({"metric": "case_finished_unix", "unit": "s", "value": time.time()})
     # The 1-minute load average at the end of the case: above the core count, other processes competed
     # for the CPU while this case was timed, and the report says so.
     if hasattr(os, "getloadavg"):
         rows.append({"metric": "loadavg_1m", "unit": "processes", "value": os.getloadavg()[0]})
+    host = socket.gethostname()
+    for row in rows:
+        row.setdefault("node", host)
     return rows, status, error
 
 
@@ -81,7 +90,7 @@ def run_cases(
     store: RunStore, cases: list[Case], ctx: RunContext, *, session: int, progress=None, say=print
 ) -> RunOutcome:
     outcome = RunOutcome()
-    with _StopAfterCase(say) as stop:
+    with StopAfterCase(say) as stop:
         for case in cases:
             if stop.requested:
                 outcome.interrupted = True
@@ -89,20 +98,25 @@ def run_cases(
             if progress is not None:
                 progress.start_case(case)
             rows, status, error = run_one(case, ctx)
-            for row in rows:
-                row["session"] = session
-            rows, problem = check_rows(rows, store.columns)
-            if (
-                problem
-            ):  # a bench emitted a column the run's schema lacks: its values are kept, the case fails
-                status, error = "failed", f"rows do not fit the run's schema: {problem}"
-            store.write_case(case, rows, status, error)
-            outcome.statuses[status] += 1
-            if status in FAILED_STATUSES:
-                outcome.failures.append((case.short_label, error or ""))
-            if progress is not None:
-                progress.end_case(case, status)
+            store_finished(
+                store, case, rows, status, error, session=session, outcome=outcome, progress=progress
+            )
     return outcome
+
+
+def store_finished(store, case, rows, status, error, *, session, outcome, progress=None) -> None:
+    """Write one finished case through the store and count it: what every executor does with a result."""
+    for row in rows:
+        row["session"] = session
+    rows, problem = check_rows(rows, store.columns)
+    if problem:  # a bench emitted a column the run's schema lacks: its values are kept, the case fails
+        status, error = "failed", f"rows do not fit the run's schema: {problem}"
+    store.write_case(case, rows, status, error)
+    outcome.statuses[status] += 1
+    if status in FAILED_STATUSES:
+        outcome.failures.append((case.short_label, error or ""))
+    if progress is not None:
+        progress.end_case(case, status)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -53,6 +53,9 @@ class Bench:
     # their types: declared so that every part of a run has every column (results/schema.py).
     labels: ClassVar[dict[str, type]] = {}
     uses_norms: ClassVar[bool] = True
+    # True for benches that time something: under a parallel executor such a case runs alone on its node
+    # (no other case shares its CPUs, memory bandwidth or GPU while it is timed).
+    exclusive_node: ClassVar[bool] = False
     # When a suite names a norm without an impl: expand every impl (latency) or only the baseline one.
     all_impls_by_default: ClassVar[bool] = True
     # What `normbench compare` tests: metric -> "lower" or "higher" is better ("lower_abs": smaller magnitude). Raw samples (rows with a

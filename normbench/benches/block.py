@@ -39,6 +39,7 @@ _NORM_OF = {
 @register_bench
 class Block(Bench):
     kind = "block"
+    exclusive_node = True  # a timing bench: alone on its node under --executor ray
     description = (
         "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
     )

@@ -33,6 +33,7 @@ STAT_PARAM = Param(str, "median", choices=STATS, help="statistic of the raw samp
 @register_bench
 class Latency(Bench):
     kind = "latency"
+    exclusive_node = True  # a timing bench: alone on its node under --executor ray
     description = (
         "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
     )

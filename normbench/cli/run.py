@@ -40,9 +40,34 @@ def command(
         int | None,
         typer.Option(help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1),
     ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(help="local: one case after another here; ray: cases spread over a Ray cluster."),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(help="With --executor ray: join this cluster (auto, ray://host:port); else start one."),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            help="With --executor ray: CPUs of the local Ray (default: all cores), or tasks in flight on a cluster.",
+            min=1,
+        ),
+    ] = None,
 ) -> None:
+    from normbench.executors import EXECUTORS
     from normbench.suite.expand import expand, select
     from normbench.suite.load import load_suite, parse_suite
+
+    if executor not in EXECUTORS:
+        raise NormbenchError(f"--executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if executor != "ray" and (address or jobs):
+        raise NormbenchError("--address and --jobs go with --executor ray")
+    if executor == "ray":
+        from normbench.executors.ray import import_ray
+
+        import_ray()  # fail now, before a run folder exists, when Ray is not installed
 
     store = None
     if resume:
@@ -126,15 +151,23 @@ def command(
 
     ctx = RunContext(threads=torch.get_num_threads())
     sessions = store.manifest.get("sessions", [])
-    sessions.append({"started": now, "pid": os.getpid(), "threads": ctx.threads, "cases": len(todo)})
+    sessions.append(
+        {"started": now, "pid": os.getpid(), "threads": ctx.threads, "cases": len(todo), "executor": executor}
+    )
     store.update_manifest(sessions=sessions, status="running")
     from normbench.runner import RunOutcome
 
     try:
+        say = lambda s: err.print(s, markup=False)  # noqa: E731
         with RunProgress(len(todo), quiet=quiet) as progress:
-            outcome = run_cases(
-                store, todo, ctx, session=session, progress=progress, say=lambda s: err.print(s, markup=False)
-            )
+            if executor == "ray":
+                from normbench.executors.ray import run_cases_ray
+
+                outcome = run_cases_ray(
+                    store, todo, ctx, session=session, progress=progress, say=say, address=address, jobs=jobs
+                )
+            else:
+                outcome = run_cases(store, todo, ctx, session=session, progress=progress, say=say)
     except KeyboardInterrupt:  # a second Ctrl-C: the case in flight is lost, every finished one is kept
         outcome = RunOutcome(interrupted=True)
     sessions[-1]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")

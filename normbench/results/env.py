@@ -76,6 +76,29 @@ def fingerprint() -> dict:
     return env
 
 
+NODE_FIELDS = ("hostname", "cpu", "cpu_count", "torch", "cuda", "gpu")
+
+
+def fingerprint_of_node() -> dict:
+    """The fingerprint fields that can differ between the nodes of one cluster (cached per process)."""
+    global _NODE
+    if _NODE is None:
+        import torch
+
+        _NODE = {
+            "hostname": socket.gethostname(),
+            "cpu": cpu_model(),
+            "cpu_count": os.cpu_count(),
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        }
+    return dict(_NODE)
+
+
+_NODE: dict | None = None
+
+
 def machine_summary(env: dict) -> str:
     """One line naming the machine, for table captions and plot titles."""
     where = env.get("gpu") or env.get("cpu", "?")

@@ -35,6 +35,8 @@ FIXED_COLUMNS = [
     "error",  # the reason when status is not ok
     "session",  # which invocation wrote the case: 0 = the first `run`, 1 = the first --resume, ...
     "params",  # the case's resolved parameters as JSON
+    "node",  # hostname of the machine that ran the case
+    "ray_node",  # Ray node id under --executor ray, null otherwise
 ]
 
 FIXED_TYPES = {c: "string" for c in FIXED_COLUMNS} | {

@@ -1,0 +1,224 @@
+"""The Ray executor: deterministic benches give bit-identical rows under the local and the Ray executor; on a
+local 3-node cluster cases spread over nodes, a timing case never overlaps another case on its node, a killed
+worker is retried once and then stored as failed; a missing Ray is one line and exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import make_child_env
+
+ray = pytest.importorskip("ray")
+
+DETERMINISTIC = """
+name = "det"
+threads = 1
+[[bench]]
+kind = "jacobian"
+norms = ["layernorm", "rmsnorm"]
+[bench.sweep]
+d = [8, 32]
+[[bench]]
+kind = "init"
+norms = ["layernorm"]
+[bench.sweep]
+placement = ["post", "pre"]
+[bench.params]
+depth = 2
+d = 16
+heads = 2
+ffn = 32
+seq = 16
+batch = 4
+batches = 2
+jacobian_tokens = 4
+[[bench]]
+kind = "stability"
+norms = ["layernorm"]
+[bench.sweep]
+placement = ["post", "pre"]
+[bench.params]
+depth = 2
+d = 16
+heads = 2
+ffn = 32
+seq = 16
+batch = 4
+steps = 6
+every = 3
+eval_batches = 2
+"""
+
+MIXED = """
+name = "mixed"
+threads = 1
+[[bench]]
+kind = "latency"
+norms = ["layernorm:module", "rmsnorm:module"]
+[bench.sweep]
+hidden = [16, 32, 64]
+[bench.params]
+tokens = 64
+samples = 5
+min_sample_s = 0.02
+copy_probe = false
+[[bench]]
+kind = "jacobian"
+norms = ["layernorm", "rmsnorm", "dyt"]
+[bench.sweep]
+d = [64, 128, 256]
+"""
+
+DYING = """
+name = "dying"
+threads = 1
+[[bench]]
+kind = "latency"
+norms = ["dies:once", "dies:always"]
+[bench.sweep]
+hidden = [16]
+[bench.params]
+tokens = 8
+samples = 3
+warmup = 0
+min_sample_s = 1e-4
+copy_probe = false
+"""
+
+
+def normbench(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "normbench", *args],
+        cwd=cwd,
+        env=make_child_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def read_run(results: Path) -> pd.DataFrame:
+    from normbench.results.store import read_runs
+
+    frame, _ = read_runs(results, ["latest"])
+    return frame
+
+
+WHERE_AND_WHEN = {"run_id", "session", "node", "ray_node", "value"}
+
+
+def values(frame: pd.DataFrame) -> pd.DataFrame:
+    """The measured values of deterministic benches, keyed by every other column; times (unit s) and the load
+    average are not deterministic and are left out."""
+    keep = frame[(frame["unit"] != "s") & (frame["metric"] != "loadavg_1m")]
+    keys = [c for c in keep.columns if c not in WHERE_AND_WHEN]
+    return keep.sort_values(keys, na_position="first")[keys + ["value"]].reset_index(drop=True)
+
+
+def test_deterministic_benches_are_bit_identical_under_ray(tmp_path):
+    (tmp_path / "det.toml").write_text(DETERMINISTIC)
+    local = normbench(tmp_path, "run", "det.toml", "--quiet", "-r", "local")
+    assert local.returncode == 0, local.stderr
+    remote = normbench(
+        tmp_path, "run", "det.toml", "--quiet", "-r", "ray", "--executor", "ray", "--jobs", "2"
+    )
+    assert remote.returncode == 0, remote.stderr
+    a, b = values(read_run(tmp_path / "local")), values(read_run(tmp_path / "ray"))
+    assert len(a) > 100 and a["case_id"].nunique() == 8
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+@pytest.fixture(scope="module")
+def die_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("die")
+
+
+@pytest.fixture(scope="module")
+def cluster(die_dir):
+    """Three 1-CPU Ray nodes on this machine, each offering one normbench_node unit. Their workers see the
+    environment of this process (not the driver's): the test plugins' folder and where they leave markers."""
+    from conftest import PLUGINS_DIR, REPO
+    from ray.cluster_utils import Cluster
+
+    patch = pytest.MonkeyPatch()
+    patch.setenv("PYTHONPATH", f"{REPO}:{PLUGINS_DIR}")
+    patch.setenv("NB_DIE_DIR", str(die_dir))
+    patch.setenv("RAY_AUTH_MODE", "disabled")
+
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "resources": {"normbench_node": 1}, "include_dashboard": False},
+    )
+    for _ in range(2):
+        c.add_node(num_cpus=1, resources={"normbench_node": 1})
+    c.wait_for_nodes()
+    yield c
+    c.shutdown()
+    patch.undo()
+
+
+def test_cluster_spreads_cases_and_timing_cases_run_alone(cluster, tmp_path):
+    (tmp_path / "mixed.toml").write_text(MIXED)
+    done = normbench(
+        tmp_path, "run", "mixed.toml", "--quiet", "--executor", "ray", "--address", cluster.address
+    )
+    assert done.returncode == 0, done.stderr
+    frame = read_run(tmp_path / "results")
+    spans = frame[frame["metric"].isin(["case_started_unix", "case_finished_unix"])].pivot_table(
+        index=["case_id", "bench", "ray_node"], columns="metric", values="value"
+    )
+    spans = spans.reset_index()
+    assert len(spans) == 15 and spans["ray_node"].nunique() >= 2  # spread over the nodes
+    for _, timed in spans[spans["bench"] == "latency"].iterrows():
+        same_node = spans[(spans["ray_node"] == timed["ray_node"]) & (spans["case_id"] != timed["case_id"])]
+        overlap = (same_node["case_started_unix"] < timed["case_finished_unix"]) & (
+            same_node["case_finished_unix"] > timed["case_started_unix"]
+        )
+        assert not overlap.any(), f"a case overlapped timing case {timed['case_id']} on its node"
+
+
+def test_killed_worker_is_retried_once_then_failed(cluster, die_dir, tmp_path):
+    (tmp_path / "dying.toml").write_text(DYING)
+    done = normbench(
+        tmp_path,
+        "run",
+        "dying.toml",
+        "--quiet",
+        "--executor",
+        "ray",
+        "--address",
+        cluster.address,
+        NORMBENCH_PLUGINS="ray_dying_norms",  # forwarded to the cluster's workers by the executor
+    )
+    assert done.returncode == 1, done.stderr  # one case failed
+    frame = read_run(tmp_path / "results")
+    status = frame.drop_duplicates("case_id").set_index("impl")["status"]
+    assert status["once"] == "ok"  # died once, retried, then ran
+    assert status["always"] == "failed"
+    reason = frame[frame["impl"] == "always"]["error"].iloc[0]
+    assert reason.startswith("worker died:")
+    assert (die_dir / "died-16").exists()  # the first attempt did die
+
+
+def test_missing_ray_is_one_line_and_nothing_is_created(tmp_path):
+    fake = tmp_path / "noray" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("No module named ray (test)")\n')
+    (tmp_path / "det.toml").write_text(DETERMINISTIC)
+    env = make_child_env()
+    env["PYTHONPATH"] = f"{fake.parent}:{env['PYTHONPATH']}"
+    done = subprocess.run(
+        [sys.executable, "-m", "normbench", "run", "det.toml", "--executor", "ray"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "pip install 'normbench[ray]'" in done.stderr
+    assert not (tmp_path / "results").exists()
