@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import make_child_env
 
 PLUGIN_SRC = Path(__file__).parent / "plugin_pkg"
@@ -62,7 +61,12 @@ def normbench(cwd: Path, site: Path, *args: str) -> subprocess.CompletedProcess:
     env = make_child_env()
     env["PYTHONPATH"] = f"{site}:{env['PYTHONPATH']}"
     return subprocess.run(
-        [sys.executable, "-m", "normbench", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "normbench", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

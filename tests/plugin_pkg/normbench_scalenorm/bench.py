@@ -30,7 +30,9 @@ class OutStats(Bench):
         p = case.params
         gen = torch.Generator().manual_seed(p["seed"])
         x = p["shift"] + p["scale"] * torch.randn(p["tokens"], p["hidden"], generator=gen)
-        built = get_norm(case.norm).build(case.impl, p["hidden"], eps=p["eps"], dtype=torch.float32, device="cpu")
+        built = get_norm(case.norm).build(
+            case.impl, p["hidden"], eps=p["eps"], dtype=torch.float32, device="cpu"
+        )
         with torch.no_grad():
             y = built.fn(x).float()
         rms = y.pow(2).mean(-1).sqrt().mean().item()
