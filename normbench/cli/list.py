@@ -74,10 +74,14 @@ def _benches() -> None:
 
 
 def _suites() -> None:
-    out.print("[bold]suites[/bold]")
-    for path in sorted(Path("suites").glob("*.toml")):
-        first = next((line for line in path.read_text().splitlines() if line.startswith("description")), "")
-        out.print(f"  {str(path):<28} {first.partition('=')[2].strip().strip(chr(34))}", markup=False)
+    from normbench.suite.catalog import all_suites
+
+    out.print("[bold]suites[/bold] (run a shipped one by name: `normbench run quick`)")
+    for info in all_suites():
+        where = info.name if info.origin == "shipped" else str(info.path)
+        count = f"{info.cases} cases" if info.cases is not None else "invalid"
+        text = info.description if info.cases is not None else info.problem
+        out.print(f"  {where:<18} {info.origin:<8} {count:>11}  {text}", markup=False)
 
 
 def _plugins() -> None:
