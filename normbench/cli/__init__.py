@@ -13,7 +13,7 @@ app = typer.Typer(
     name="normbench",
     help="Benchmarks for normalization layers in PyTorch: latency, Jacobian bounds, training stability.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
@@ -30,6 +30,23 @@ def _command_modules():
 for _module in _command_modules():
     _help = (_module.__doc__ or "").strip().replace("\n", " ")
     app.command(_module.NAME, help=_help, rich_help_panel=getattr(_module, "PANEL", None))(_module.command)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from normbench import __version__
+
+        typer.echo(f"normbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print normbench's version and exit."
+    ),
+) -> None:
+    """Benchmarks for normalization layers in PyTorch: latency, Jacobian bounds, training stability."""
 
 
 def main() -> None:

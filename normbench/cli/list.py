@@ -19,20 +19,32 @@ class What(StrEnum):
     benches = "benches"
     suites = "suites"
     runs = "runs"
+    plugins = "plugins"
 
 
 @cli_errors
 def command(
     what: Annotated[
-        What | None, typer.Argument(help="What to list (default: norms, benches and suites).")
+        What | None, typer.Argument(help="What to list (default: norms, benches, suites and plugins).")
     ] = None,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
-    chosen = [what] if what else [What.norms, What.benches, What.suites]
+    chosen = [what] if what else [What.norms, What.benches, What.suites, What.plugins]
+    listers = {
+        What.norms: _norms,
+        What.benches: _benches,
+        What.suites: _suites,
+        What.runs: lambda: _runs(results),
+        What.plugins: _plugins,
+    }
     for item in chosen:
-        {What.norms: _norms, What.benches: _benches, What.suites: _suites, What.runs: lambda: _runs(results)}[
-            item
-        ]()
+        listers[item]()
+
+
+def _origin(obj) -> str:
+    """'' for normbench's own classes, else '  [plugin: module]'."""
+    module = type(obj).__module__
+    return "" if module.startswith("normbench.") else f"  [plugin: {module}]"
 
 
 def _norms() -> None:
@@ -40,7 +52,7 @@ def _norms() -> None:
 
     out.print("[bold]norms[/bold] (norm:impl; * = baseline)")
     for norm in all_norms().values():
-        out.print(f"  {norm.name:<10} {norm.description}", markup=False)
+        out.print(f"  {norm.name:<10} {norm.description}{_origin(norm)}", markup=False)
         for info in norm.impls.values():
             missing = info.missing_requirement()
             mark = "*" if info.name == norm.baseline else " "
@@ -54,7 +66,7 @@ def _benches() -> None:
 
     out.print("[bold]bench kinds[/bold] (parameters go in sweep = \\[lists] or params = scalars)")
     for bench in all_benches().values():
-        out.print(f"  {bench.kind:<10} {bench.description}", markup=False)
+        out.print(f"  {bench.kind:<10} {bench.description}{_origin(bench)}", markup=False)
         for key, spec in bench.params.items():
             out.print(
                 f"      {key:<16} {spec.describe()}{' — ' + spec.help if spec.help else ''}", markup=False
@@ -62,10 +74,30 @@ def _benches() -> None:
 
 
 def _suites() -> None:
-    out.print("[bold]suites[/bold]")
-    for path in sorted(Path("suites").glob("*.toml")):
-        first = next((line for line in path.read_text().splitlines() if line.startswith("description")), "")
-        out.print(f"  {str(path):<28} {first.partition('=')[2].strip().strip(chr(34))}", markup=False)
+    from normbench.suite.catalog import all_suites
+
+    out.print("[bold]suites[/bold] (run a shipped one by name: `normbench run quick`)")
+    for info in all_suites():
+        where = info.name if info.origin == "shipped" else str(info.path)
+        count = f"{info.cases} cases" if info.cases is not None else "invalid"
+        text = info.description if info.cases is not None else info.problem
+        out.print(f"  {where:<18} {info.origin:<8} {count:>11}  {text}", markup=False)
+
+
+def _plugins() -> None:
+    import os
+
+    from normbench.plugins import ENV_VAR, installed_plugins
+
+    rows = installed_plugins()
+    env = os.environ.get(ENV_VAR, "")
+    out.print("[bold]plugins[/bold] (entry points normbench.norms / .benches / .claims / .plots)")
+    if not rows and not env:
+        out.print("  none installed", markup=False)
+    for group, name, module, dist in rows:
+        out.print(f"  {group:<18} {name:<16} {module:<32} {dist}", markup=False)
+    if env:
+        out.print(f"  {ENV_VAR}={env}", markup=False)
 
 
 def _runs(results: Path) -> None:

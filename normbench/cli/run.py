@@ -20,7 +20,11 @@ PANEL = "Run"
 @cli_errors
 def command(
     suite: Annotated[
-        Path | None, typer.Argument(help="Suite TOML file (not needed with --resume).", show_default=False)
+        str | None,
+        typer.Argument(
+            help="Suite TOML file, or the name of a shipped suite (quick, paper, ...); not needed with --resume.",
+            show_default=False,
+        ),
     ] = None,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
     resume: Annotated[
@@ -87,7 +91,9 @@ def command(
             raise NormbenchError(
                 "give a suite file, e.g. `normbench run suites/quick.toml`, or --resume RUN_ID"
             )
-        suite_obj = load_suite(suite)
+        from normbench.suite.catalog import resolve
+
+        suite_obj = load_suite(resolve(suite))
         shard_t = parse_shard(shard)
     planned = expand(suite_obj)
     cases = select(planned, only, shard_t)

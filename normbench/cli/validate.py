@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,16 +15,19 @@ PANEL = "Suites"
 
 @cli_errors
 def command(
-    suites: Annotated[list[Path], typer.Argument(help="Suite TOML files.", show_default=False)],
+    suites: Annotated[
+        list[str], typer.Argument(help="Suite TOML files, or names of shipped suites.", show_default=False)
+    ],
 ) -> None:
     from normbench.errors import SuiteError
+    from normbench.suite.catalog import resolve
     from normbench.suite.expand import expand
     from normbench.suite.load import load_suite
 
     errors: list[SuiteError] = []
     for path in suites:
         try:
-            suite = load_suite(path)
+            suite = load_suite(resolve(path))
         except SuiteError as exc:
             errors.append(exc)
             continue

@@ -23,9 +23,22 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def own_checkout(path: Path) -> bool:
+    """True when `path` is the root of a normbench source checkout: its pyproject names normbench and git
+    tracks it. A wheel installed inside some other repository (a venv in a project folder) is not one, so
+    that repository's HEAD is never recorded as normbench's commit."""
+    try:
+        pyproject = (path / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return (path / ".git").exists() and 'name = "normbench"' in pyproject
+
+
 def git_sha(path: Path | None = None) -> str | None:
     """The commit of the normbench checkout (None when installed from a wheel); '+dirty' when modified."""
     path = path or Path(normbench.__file__).resolve().parent.parent
+    if not own_checkout(path):
+        return None
     try:
         sha = subprocess.run(
             ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
@@ -40,6 +53,30 @@ def git_sha(path: Path | None = None) -> str | None:
         ).stdout.strip()
         return sha.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
+        return None
+
+
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "KMP_AFFINITY", "OMP_PROC_BIND")
+
+
+def library_versions() -> dict:
+    """Versions of the numeric stack that can change a number (None when a library is absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("numpy", "scipy", "pandas", "pyarrow"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def cpu_governor() -> str | None:
+    """The frequency governor of cpu0 ('performance', 'powersave', ...), where Linux exposes it."""
+    try:
+        return Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text().strip()
+    except OSError:
         return None
 
 
@@ -60,6 +97,9 @@ def fingerprint() -> dict:
         "cuda_available": torch.cuda.is_available(),
         "timer_cpu": "time.perf_counter_ns around a calibrated inner loop",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        **library_versions(),
+        "cpu_governor": cpu_governor(),
+        "thread_env": {k: os.environ[k] for k in THREAD_VARS if k in os.environ},
     }
     from normbench.timing.cache import cpu_llc_bytes
 

@@ -1,0 +1,74 @@
+"""Where suites come from: a path, or the name of a suite shipped with normbench (`normbench run quick` runs
+the packaged quick.toml). The shipped suites are package data (normbench/suites, the repository's suites/
+folder), found with importlib.resources so they work from a wheel as from a checkout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from normbench.errors import NormbenchError
+
+
+def packaged_dir() -> Path:
+    return Path(str(files("normbench").joinpath("suites")))
+
+
+def packaged_suites() -> dict[str, Path]:
+    """name -> path of every suite shipped with normbench."""
+    folder = packaged_dir()
+    return {p.stem: p for p in sorted(folder.glob("*.toml"))} if folder.is_dir() else {}
+
+
+def resolve(name_or_path: str | Path) -> Path:
+    """An existing file is itself; otherwise a bare name (`quick`, `quick.toml`) names a shipped suite."""
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    shipped = packaged_suites()
+    stem = path.name.removesuffix(".toml")
+    if path.parent == Path(".") and stem in shipped:
+        return shipped[stem]
+    names = ", ".join(shipped) or "none"
+    raise NormbenchError(
+        f"{name_or_path}: no such suite file, and no shipped suite of that name (shipped: {names})"
+    )
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    name: str
+    path: Path
+    origin: str  # "shipped" or "local"
+    description: str
+    cases: int | None  # None when the suite does not validate
+    problem: str = ""
+
+
+def describe(path: Path, origin: str) -> SuiteInfo:
+    """The first line of a suite's description and its case count (or why it has none)."""
+    from normbench.suite.expand import expand
+    from normbench.suite.load import load_suite
+
+    try:
+        suite = load_suite(path)
+    except NormbenchError as exc:
+        first = str(exc).splitlines()[0]
+        return SuiteInfo(path.stem, path, origin, "", None, first)
+    text = " ".join((suite.description or "").split())
+    sentence = text.split(". ")[0].rstrip(".")
+    if len(sentence) > 110:
+        sentence = sentence[:109].rsplit(" ", 1)[0] + " …"
+    return SuiteInfo(suite.name, path, origin, sentence, len(expand(suite)))
+
+
+def all_suites(local_dir: Path = Path("suites")) -> list[SuiteInfo]:
+    """Shipped suites, then the suites in ./suites that are not the same files."""
+    infos = [describe(p, "shipped") for p in packaged_suites().values()]
+    shipped = {p.resolve() for p in packaged_suites().values()}
+    if local_dir.is_dir():
+        infos += [
+            describe(p, "local") for p in sorted(local_dir.glob("*.toml")) if p.resolve() not in shipped
+        ]
+    return infos

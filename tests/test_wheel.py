@@ -1,0 +1,106 @@
+"""normbench as a user installs it: a wheel built from this checkout, in a fresh environment outside the
+repository (torch and the other dependencies from the test interpreter, normbench only from the wheel):
+--version, the shipped suites by name, a run of the quick suite and its report."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel_env(tmp_path_factory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(root),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr
+    assert "Warning" not in built.stderr and "deprecated" not in built.stderr.lower(), built.stderr
+    (wheel,) = root.glob("normbench-*.whl")
+    site = root / "site"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    # The dependencies (torch, pandas, ...) come from this interpreter's site-packages, after the wheel; the
+    # editable install of the checkout is not activated there (its .pth hook runs only in a site dir).
+    deps = sysconfig.get_paths()["purelib"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NORMBENCH") and k != "PYTHONPATH"}
+    env["PYTHONPATH"] = f"{site}{os.pathsep}{deps}"
+    return root, env
+
+
+def nb(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-s", "-m", "normbench", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def test_wheel_runs_shipped_suites_outside_the_repo(wheel_env):
+    root, env = wheel_env
+    work = root / "elsewhere"
+    work.mkdir()
+    where = subprocess.run(
+        [sys.executable, "-s", "-c", "import normbench; print(normbench.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert str(root / "site") in where.stdout, where.stdout + where.stderr  # the wheel, not the checkout
+
+    version = nb(work, env, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("normbench "), version.stderr
+
+    listed = nb(work, env, "list", "suites")
+    assert listed.returncode == 0, listed.stderr
+    for name in ("quick", "paper", "latency", "jacobian", "stability"):
+        assert f"  {name} " in listed.stdout
+
+    ran = nb(work, env, "run", "quick", "--quiet")
+    assert ran.returncode in (0, 1), ran.stderr  # 1 only if a case failed; the run itself must finish
+    assert "no such suite" not in ran.stderr
+    report = nb(work, env, "report", "latest")
+    assert report.returncode == 0, report.stderr
+    assert "layernorm:module" in report.stdout
