@@ -26,9 +26,11 @@ def resolve(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.exists():
         return path
+    if path.parent != Path("."):
+        return path  # a path that does not exist: the loader says so
     shipped = packaged_suites()
     stem = path.name.removesuffix(".toml")
-    if path.parent == Path(".") and stem in shipped:
+    if stem in shipped:
         return shipped[stem]
     names = ", ".join(shipped) or "none"
     raise NormbenchError(
