@@ -123,11 +123,21 @@ def test_list_benches_shows_each_parameter_spec(cli):
     assert "dtype            str; one of fp32, bf16, fp16, fp64; default 'fp32'" in result.stdout
 
 
-def test_list_suites_from_the_checkout(cli, monkeypatch):
+def test_list_suites_shipped_and_local(cli, monkeypatch, tmp_path, tiny_suite):
+    """The checkout's suites are the shipped ones (listed once, by name, with case counts); a suite in
+    ./suites that is not shipped is listed as local."""
     monkeypatch.chdir(REPO)
     result = cli("list", "suites")
     assert result.exit_code == 0
-    assert "suites/quick.toml" in result.stdout
+    assert "  quick " in result.stdout and " shipped " in result.stdout and " local " not in result.stdout
+    (tmp_path / "suites").mkdir()
+    body = tiny_suite(name="mine", norms='["layernorm:module"]', sweep="tokens = [8]\nhidden = [16, 32]")
+    (tmp_path / "suites" / "mine.toml").write_text(
+        body.replace('name = "mine"', 'name = "mine"\ndescription = "My own. More."')
+    )
+    monkeypatch.chdir(tmp_path)
+    result = cli("list", "suites")
+    assert "suites/mine.toml   local        2 cases  My own" in result.stdout
 
 
 def test_list_runs(cli, tiny_run):
