@@ -25,12 +25,10 @@ def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | 
     claims = list(dict.fromkeys(c for m in manifests for c in m.get("claims", [])))
     if claims:
         from normbench.analysis.claims import evaluate
+        from normbench.analysis.claims.summary import claims_note
 
         verdicts = evaluate(claims, frame)
-        passed = int((verdicts["verdict"] == "PASS").sum())
-        tables.append(
-            Table("Claims", verdicts, [f"{passed} of {len(verdicts)} claims pass on these results."])
-        )
+        tables.append(Table("Claims", verdicts, claims_note(verdicts)))
     if (failed := failures_table(frame)) is not None:
         tables.append(failed)
     if (busy := busy_machine_warning(frame, manifests)) is not None:

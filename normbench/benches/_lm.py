@@ -8,7 +8,8 @@ from normbench.suite.params import Param
 
 # Kept here, not imported from normbench.models (which imports torch): tests check they match.
 PLACEMENTS = ("post", "pre", "deepnorm", "sandwich")
-INITS = ("xavier", "deepnorm", "depth_scaled")
+INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk")
+EMBEDS = ("n01", "unit")
 DATA = ("text", "stdlib", "markov")
 # Norms that mix tokens (BatchNorm: statistics over the batch) would let a causal LM see the future.
 PER_TOKEN_ONLY = {"batchnorm": "normalizes over the batch, which leaks future tokens into a causal LM"}
@@ -19,7 +20,12 @@ MODEL_PARAMS = {
         str,
         "xavier",
         choices=INITS,
-        help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init)",
+        help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init) on every weight, "
+        "depth_scaled_keep_qk = 1/k_l except q/k",
+    ),
+    "qk_init": Param(str, "xavier", choices=("xavier", "zero"), help="zero: W^Q = W^K = 0 (Xiong's Lemma 2)"),
+    "embed": Param(
+        str, "n01", choices=EMBEDS, help="n01: token, position each N(0,1) (E||x0||^2 = 2d); unit: = d"
     ),
     "depth": Param(int, 6, minimum=1, help="number of layers N (each: attention + FFN)"),
     "d": Param(int, 64, minimum=2, help="hidden size"),
@@ -110,6 +116,8 @@ def build_model(case, vocab: int):
         impl=case.impl,
         eps=p["eps"],
         init=p["init"],
+        qk_init=p["qk_init"],
+        embed=p["embed"],
     )
     return DecoderLM(cfg).to(p["device"])
 
