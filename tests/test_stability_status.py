@@ -25,12 +25,19 @@ def test_blow_up_is_diverged_with_the_step_it_left_for_good():
     status, reason, step = status_of(result(3.1e7, losses), P)
     assert (status, step) == ("diverged", 6) and "since step 6" in reason
     assert blow_up_step([9.0, 9.0], 4.0) == 1  # never below the ceiling: from the first step
+    immediate = status_of(result(3.1e7, [4.2, 80.0, 3e7]), P)  # lr = 1000: up from the first update
+    assert immediate[0] == "diverged" and immediate[2] == 2
+
+
+def test_a_run_that_has_not_learned_yet_is_stuck_not_diverged():
+    # 40 steps at lr 1e-4: still near the initial loss, well above unigram + 1, but it never went up
+    assert status_of(result(3.93, [4.3, 4.1, 3.95, 3.9]), P)[0] == "stuck"
 
 
 def test_non_finite_stuck_ok_and_no_verdict():
     assert status_of(result(math.nan, [1.0, math.nan], diverged_at=2), P)[::2] == ("diverged", 2)
     assert status_of(result(2.95, [3.0] * 5), P)[0] == "stuck"  # within 0.1 of the unigram loss
-    assert status_of(result(3.9, [3.9] * 5), P)[0] == "stuck"  # above it, but within the 1-nat margin
+    assert status_of(result(3.9, [2.95] * 5), P)[0] == "stuck"  # above it, but within the 1-nat margin
     assert status_of(result(2.5, [2.5] * 5), P) == ("ok", None, None)
     assert status_of(result(3.9, [3.9] * 5), {**P, "judge": False}) == ("ok", None, None)
 

@@ -3,8 +3,8 @@ DeepNet's control groups (Post-LN with and without warmup, Post-LN-init = 1/k_l 
 
 One case = one training run (placement x norm x init x depth x lr x warmup x seed). Stored status, what one
 run alone can know (see `status_of`): diverged (a non-finite loss, or a held-out loss more than
-`diverge_margin` nats above the unigram model's: it blew up, with the step where the training loss last
-left that band); stuck (held-out loss within `stuck_tol` nats of the unigram model's loss on the same
+`diverge_margin` nats above both the unigram model's and the run's lowest training loss: it blew up, with
+the step where the training loss last left that band); stuck (held-out loss within `stuck_tol` nats of the unigram model's loss on the same
 held-out windows: it learned no more than symbol frequencies); else ok. `not_converged` (>= 0.3 nats behind a
 named reference run at the same seed and depth) needs a second case, so it is judged at report/claim time
 (analysis/claims/_stats.py `not_converged`), never stored. Time series (loss
@@ -40,7 +40,10 @@ class Stability(LMBench):
             float, 0.1, minimum=0.0, help="stuck when final loss >= unigram loss - this (nats)"
         ),
         "diverge_margin": Param(
-            float, 1.0, exclusive_minimum=0.0, help="diverged when final loss > unigram loss + this (nats)"
+            float,
+            1.0,
+            exclusive_minimum=0.0,
+            help="diverged when final loss > max(unigram loss, lowest training loss) + this (nats)",
         ),
         "judge": Param(
             bool,
@@ -93,18 +96,21 @@ def status_of(result, p) -> tuple[str, str | None, int | None]:
 
     Blow-up: an lr = 1000 run ends near 3e7 nats, far *above* the unigram loss; `stuck` (at the unigram loss,
     within stuck_tol) would hide it. A held-out loss more than diverge_margin (1 nat by default: a model that
-    much worse than symbol frequencies has destroyed what it had) above the unigram loss is a divergence."""
+    much worse than symbol frequencies has destroyed what it had) above the unigram loss is a divergence, when
+    it is also that much above the lowest training loss the run reached: the loss went *up*. A short or
+    low-lr run still near its initial loss (ln V and above) has not blown up; it has not learned yet (stuck)."""
     if result.diverged_at is not None:
         return "diverged", f"loss not finite at step {result.diverged_at}", result.diverged_at
     if not p["judge"]:
         return "ok", None, None
-    ceiling = result.unigram_loss + p["diverge_margin"]
+    ceiling = max(result.unigram_loss, min(result.losses)) + p["diverge_margin"]
     if result.final_loss > ceiling:
         step = blow_up_step(result.losses, ceiling)
         return (
             "diverged",
-            f"held-out loss {result.final_loss:.4g} > the unigram model's {result.unigram_loss:.3f} + "
-            f"{p['diverge_margin']:g} nats; training loss above that since step {step}",
+            f"held-out loss {result.final_loss:.4g} > {p['diverge_margin']:g} nats above both the unigram "
+            f"model's {result.unigram_loss:.3f} and the run's lowest training loss {min(result.losses):.3f}; "
+            f"training loss above that since step {step}",
             step,
         )
     if result.final_loss >= result.unigram_loss - p["stuck_tol"]:
