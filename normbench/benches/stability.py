@@ -171,7 +171,8 @@ def stability_tables(frame) -> list[Table]:
     frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
     if frame.empty:
         return []
-    keys = varying_keys(frame) or ["depth"]
+    # eval_batches, judge: settings of the one-step update runs, which steps = 1 already tells apart
+    keys = varying_keys(frame, exclude=("seed", "eval_batches", "judge")) or ["depth"]
     cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]
     summary = case_summary(frame).merge(cases, on="case_id")
     table = []
