@@ -87,3 +87,10 @@ def test_fixed_seed_case_is_bit_identical_to_the_stored_reference():
     }
     assert status == "ok"
     assert {k: v.hex() for k, v in got.items()} == REFERENCE
+
+
+def test_lr_1000_is_diverged_end_to_end():
+    text = FIXED_CASE.replace("lr = 1e-2", "lr = 1000.0").replace("steps = 40", "steps = 12")
+    ((rows, status, error),) = [run_one(c, RunContext(threads=1)) for c in expand(parse_suite(text))]
+    assert status == "diverged", error
+    assert any(r["metric"] == "diverged_step" for r in rows)
