@@ -241,3 +241,27 @@ def test_claims_without_rows_say_no_data():
         "stuck_onset_falls_with_lr",
     ]
     assert set(evaluate(names, empty)["state"]) == {"NO DATA"}
+
+
+def test_shipped_suites_name_only_known_claims_and_pool_enough_seeds():
+    from pathlib import Path
+
+    from normbench.analysis.claims import all_claims
+    from normbench.suite.expand import expand
+    from normbench.suite.load import load_suite
+
+    suite = load_suite(Path(__file__).parent.parent / "suites" / "paper.toml")
+    assert set(suite.claims) <= set(all_claims()) and len(suite.claims) == 19
+    seeds = {}
+    for c in expand(suite):
+        if (
+            c.kind in ("init", "stability")
+            and c.params.get("steps", 300) > 1
+            and c.params.get("lr", 1e-3) == 1e-3
+        ):
+            key = (c.kind, c.params["placement"], c.params["init"], c.params.get("warmup"), c.params["depth"])
+            seeds.setdefault(key, set()).add(c.params["seed"])
+    thin = {k: len(v) for k, v in seeds.items() if len(v) < 5}
+    # fewer than 5 seeds only in the table-only init cases (one seed) and the phase diagram's extra depths (3)
+    tables_only = {k for k in thin if k[0] == "init" and k[2] in ("deepnorm", "depth_scaled")}
+    assert all(n >= 3 and k[4] in (8, 10) for k, n in thin.items() if k not in tables_only), thin
