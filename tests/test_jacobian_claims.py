@@ -46,16 +46,16 @@ def frame():
 
 def test_claims_pass_on_bench_rows_and_fail_on_doctored_ones():
     rows = frame()
-    verdicts = evaluate(CLAIMS, rows).set_index("claim")["state"]
+    verdicts = evaluate(CLAIMS, rows).set_index("claim")["verdict"]
     assert (verdicts == "PASS").all(), evaluate(CLAIMS, rows).to_string()
     bad = rows.copy()
     bad.loc[(bad["metric"] == "rel_err") & (bad["norm"] == "layernorm"), "value"] = 1e-3
     bad.loc[(bad["metric"] == "cross_channel_max"), "value"] = 1e-9
-    verdicts = evaluate(CLAIMS, bad).set_index("claim")["state"]
+    verdicts = evaluate(CLAIMS, bad).set_index("claim")["verdict"]
     assert verdicts["layernorm_jacobian_is_centred_bound"] == "FAIL"
     assert verdicts["batchnorm_train_block_diagonal"] == "FAIL"
 
 
 def test_claims_without_rows_say_no_data():
     empty = pd.DataFrame({"bench": ["latency"], "metric": ["time"], "value": [1.0], "status": ["ok"]})
-    assert set(evaluate(CLAIMS, empty)["state"]) == {"NO DATA"}
+    assert set(evaluate(CLAIMS, empty)["verdict"]) == {"NO DATA"}

@@ -71,7 +71,7 @@ def frame(runs) -> pd.DataFrame:
 
 
 def state(name, df) -> str:
-    return evaluate([name], df).set_index("claim").loc[name, "state"]
+    return evaluate([name], df).set_index("claim").loc[name, "verdict"]
 
 
 def controls(stuck_loss=3.0, warm_loss=2.9, init_loss=2.2, init_grad=0.9, post_grad=1.3):
@@ -117,7 +117,7 @@ def test_not_converged_is_judged_against_the_reference_at_the_same_seed_and_dept
 def test_a_documented_disagreement_reads_not_reproduced_and_agreement_passes():
     smaller = frame(controls(init_grad=0.9, post_grad=1.3))
     verdict = evaluate(["top_block_grad_postln_init_larger"], smaller).iloc[0]
-    assert verdict["state"] == "NOT REPRODUCED" and "Known:" in verdict["numbers"]
+    assert verdict["verdict"] == "NOT REPRODUCED" and "Known:" in verdict["numbers"]
     assert verdict["seeds"] == "5 (0–4)" and verdict["CI"].startswith("L=12 [")
     assert state("top_block_grad_postln_init_larger", frame(controls(init_grad=1.6))) == "PASS"
 
@@ -240,7 +240,7 @@ def test_claims_without_rows_say_no_data():
         "lemma3_in_situ",
         "stuck_onset_falls_with_lr",
     ]
-    assert set(evaluate(names, empty)["state"]) == {"NO DATA"}
+    assert set(evaluate(names, empty)["verdict"]) == {"NO DATA"}
 
 
 def test_shipped_suites_name_only_known_claims_and_pool_enough_seeds():

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 PASS, FAIL, NOT_REPRODUCED, NO_DATA = "PASS", "FAIL", "NOT REPRODUCED", "NO DATA"
-COLUMNS = ["claim", "state", "numbers", "seeds", "CI", "threshold", "source"]
+COLUMNS = ["claim", "verdict", "numbers", "seeds", "CI", "threshold", "source"]
 
 
 @dataclass
@@ -80,7 +80,7 @@ def evaluate(names: list[str], frame: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "claim": name,
-                "state": v.verdict,
+                "verdict": v.verdict,
                 "numbers": v.numbers,
                 "seeds": v.seeds,
                 "CI": v.ci,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def claims_note(verdicts) -> list[str]:
-    counts = verdicts["state"].value_counts()
+    counts = verdicts["verdict"].value_counts()
     states = ", ".join(f"{n} {state}" for state, n in counts.items())
     return [
         f"{len(verdicts)} claims: {states}.",
