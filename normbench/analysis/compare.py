@@ -6,9 +6,9 @@ whether a change is large enough (--factor), and a two-sided Mann-Whitney U test
     +  worse and significant      -  better and significant     ~  beyond the factor, not significant
     !  status regressed (ok -> failed/diverged/stuck)            x  not comparable (says why)
 
-A case is not comparable (x) when the environments differ (--allow-env FIELD permits one) or when either
-side's stored 1-minute load average exceeded that run's core count (--allow-load permits it): its times
-include time stolen by other processes.
+A case is not comparable (x) when the environments differ (--allow-env FIELD permits one), when the training
+data's SHA-256 differs, or when either side's stored 1-minute load average exceeded that run's core count
+(--allow-load permits it): its times include time stolen by other processes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ MARKS = {
     "!": "status regressed",
     "x": "not comparable",
 }
-ENV_FIELDS = ("hostname", "cpu", "gpu", "torch", "torch_threads", "cuda", "cudnn")
+ENV_FIELDS = ("hostname", "cpu", "gpu", "python", "torch", "torch_threads", "cuda", "cudnn")
 NOT_RUN = {"skipped", "unavailable"}
 
 
@@ -153,6 +153,9 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff, busy
         if env_diff:
             row.mark, row.note = "x", "environment differs: " + "; ".join(env_diff)
             continue
+        if (hb := _data_hashes(base, gb[key])) != (hn := _data_hashes(new, gn[key])):
+            row.mark, row.note = "x", f"data differs: sha256 {_short(hb)} -> {_short(hn)}"
+            continue
         loaded = [
             busy[k]
             for g in (gb[key], gn[key])
@@ -187,6 +190,18 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff, busy
         if worse or better:
             row.mark = ("+" if worse else "-") if significant else "~"
     return out, note
+
+
+def _data_hashes(frame: pd.DataFrame, group: pd.DataFrame) -> frozenset:
+    """The SHA-256s of the text the group's cases trained on (empty for benches without data)."""
+    if "data_sha256" not in frame:
+        return frozenset()
+    rows = frame[frame["case_id"].isin(group["case_id"]) & frame["data_sha256"].notna()]
+    return frozenset(rows["data_sha256"])
+
+
+def _short(hashes: frozenset) -> str:
+    return ",".join(sorted(h[:12] for h in hashes)) or "none"
 
 
 def _z(alpha: float) -> float:

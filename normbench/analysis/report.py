@@ -43,10 +43,10 @@ def claims_table(frame: pd.DataFrame, manifests: list[dict]) -> Table | None:
     if not claims:
         return None
     from normbench.analysis.claims import evaluate
+    from normbench.analysis.claims.summary import claims_note
 
     verdicts = evaluate(claims, frame)
-    passed = int((verdicts["verdict"] == "PASS").sum())
-    return Table("Claims", verdicts, [f"{passed} of {len(verdicts)} claims pass on these results."])
+    return Table("Claims", verdicts, claims_note(verdicts))
 
 
 def check_baseline(frame: pd.DataFrame, baseline: str | None) -> None:

@@ -66,10 +66,17 @@ def stream_table(frame) -> Table:
     """||x_l||^2/d of the residual stream, with Xiong's Lemma 2 band for Pre-LN started at the measured x_0."""
     rows = frame[frame["metric"] == "stream_sq_norm"]
     wide = rows.pivot_table(index=["depth", "layer"], columns="config", values="value", aggfunc="mean")
-    x0 = rows[rows["layer"] == 0].groupby("depth")["value"].mean()
     cells = wide.map(lambda v: "—" if v != v else f"{v:.2f}")
-    band = [f"{x0[dep] + lay / 2:.2f} – {x0[dep] + 1.5 * lay:.2f}" for dep, lay in wide.index]
-    cells["Lemma 2 band (Pre-LN)"] = band
+    pre = rows[rows["placement"] == "pre"] if "placement" in rows else rows.iloc[0:0]
+    embeds = pre["embed"].dropna().unique() if "embed" in pre else [None]
+    for embed in embeds:  # one band per embedding scale: its own measured x₀
+        sel = pre if embed is None else pre[pre["embed"] == embed]
+        x0 = sel[sel["layer"] == 0].groupby("depth")["value"].mean()
+        name = "Lemma 2 band (Pre-LN)" + (f", embed={embed}" if len(embeds) > 1 else "")
+        cells[name] = [
+            f"{x0[dep] + lay / 2:.2f} – {x0[dep] + 1.5 * lay:.2f}" if dep in x0 else "—"
+            for dep, lay in wide.index
+        ]
     cells.index = cells.index.set_levels([cells.index.levels[0], cells.index.levels[1].astype(int)])
     return Table(
         "Init: residual stream ‖x_l‖²/d per layer (l = 0: embeddings)",
@@ -77,8 +84,9 @@ def stream_table(frame) -> Table:
         [
             "Xiong Lemma 2: each Pre-LN layer adds between d/2 and 3d/2 to E‖x‖², so ‖x_l‖²/d lies in "
             "[x₀ + l/2, x₀ + 3l/2]; Xiong's (1 + l/2, 1 + 3l/2) is this with a unit-variance input x₀ = 1. "
-            "Here x₀ = token + position embeddings, each N(0, 1), so x₀ ≈ 2. Post-LN/DeepNorm streams are LN "
-            "outputs (≈ 1). The lemma assumes FFN width d and zero W^Q, W^K (uniform attention)."
+            "With embed = n01, x₀ = token + position embeddings, each N(0, 1), so x₀ ≈ 2 (embed = unit: x₀ ≈ 1). "
+            "Post-LN/DeepNorm streams are LN outputs (≈ 1). The lemma assumes FFN width d (with d_ff = 4d the "
+            "FFN adds 0.32·d, not d/2: claim preln_lemma2_outside_assumptions); its claim pools seeds."
         ],
     )
 

@@ -8,8 +8,9 @@ from normbench.suite.params import Param
 
 # Kept here, not imported from normbench.models (which imports torch): tests check they match.
 PLACEMENTS = ("post", "pre", "deepnorm", "sandwich")
-INITS = ("xavier", "deepnorm", "depth_scaled")
-DATA = ("stdlib", "markov")
+INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk")
+EMBEDS = ("n01", "unit")
+DATA = ("text", "stdlib", "markov")
 # Norms that mix tokens (BatchNorm: statistics over the batch) would let a causal LM see the future.
 PER_TOKEN_ONLY = {"batchnorm": "normalizes over the batch, which leaks future tokens into a causal LM"}
 
@@ -19,7 +20,12 @@ MODEL_PARAMS = {
         str,
         "xavier",
         choices=INITS,
-        help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init)",
+        help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init) on every weight, "
+        "depth_scaled_keep_qk = 1/k_l except q/k",
+    ),
+    "qk_init": Param(str, "xavier", choices=("xavier", "zero"), help="zero: W^Q = W^K = 0 (Xiong's Lemma 2)"),
+    "embed": Param(
+        str, "n01", choices=EMBEDS, help="n01: token, position each N(0,1) (E||x0||^2 = 2d); unit: = d"
     ),
     "depth": Param(int, 6, minimum=1, help="number of layers N (each: attention + FFN)"),
     "d": Param(int, 64, minimum=2, help="hidden size"),
@@ -30,13 +36,17 @@ MODEL_PARAMS = {
     "eps": Param(float, 1e-5, exclusive_minimum=0.0, help="the norm's epsilon"),
     "seed": Param(int, 0, help="seeds the model's initialization"),
     "data": Param(
-        str, "stdlib", choices=DATA, help="stdlib = byte-level Python stdlib source; markov = seeded chain"
+        str,
+        "text",
+        choices=DATA,
+        help="text = generated prose, the same bytes everywhere (or corpus_dir's files); stdlib = this "
+        "Python's stdlib source (not portable); markov = seeded chain",
     ),
     "data_seed": Param(
         int, 1234, help="seeds the batch windows (and the Markov chain): the same for every model seed"
     ),
     "corpus_dir": Param(
-        str, "", help="directory of *.py files for data=stdlib (default: this Python's stdlib)"
+        str, "", help="your own text for data=text: every file of this directory (stdlib: its *.py files)"
     ),
     "device": Param(str, "cpu", choices=("cpu", "cuda")),
 }
@@ -51,6 +61,13 @@ class LMBench(Bench):
 
     def check_case(self, params, norm, impl):
         return check_model_case(params, norm)
+
+    def identity(self, params):
+        from normbench.data import data_identity
+
+        return {
+            "data": data_identity(params["data"], seed=params["data_seed"], corpus_dir=params["corpus_dir"])
+        }
 
     @staticmethod
     def model_and_data(case, ctx):
@@ -101,6 +118,8 @@ def build_model(case, vocab: int):
         impl=case.impl,
         eps=p["eps"],
         init=p["init"],
+        qk_init=p["qk_init"],
+        embed=p["embed"],
     )
     return DecoderLM(cfg).to(p["device"])
 
@@ -108,7 +127,7 @@ def build_model(case, vocab: int):
 def data_rows(data) -> list[dict]:
     """The data's reference losses as rows (unigram entropy, and the optimum when it is known)."""
     rows = [{"metric": "unigram_entropy", "unit": "nats", "value": data.unigram_entropy}]
-    if "sha256" in data.info:  # the corpus read at run time, identified by its hash and file count
+    if "sha256" in data.info:  # a byte corpus, identified by its hash and part (file/paragraph) count
         rows.append(
             {
                 "metric": "data_bytes",

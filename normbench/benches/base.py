@@ -67,6 +67,11 @@ class Bench:
         """Cross-parameter rules for one resolved case: (param key, message) per problem."""
         return []
 
+    def identity(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What else defines a case beyond its parameters (e.g. the SHA-256 of the data it trains on): it
+        enters the case id, so results on different inputs never share one."""
+        return {}
+
     def run_case(self, case: Case, ctx: RunContext) -> CaseResult:
         raise NotImplementedError
 

@@ -5,6 +5,11 @@ mean gradient over `batches` batches (Xiong's "expected gradient") and the mean 
 The last layer's W^2 gradient across depths is Theorem 1 (Post-LN O(d sqrt(ln d)), independent of L;
 Pre-LN O(d sqrt(ln d / L))).
 
+Admin (Liu et al. 2020, Thm 2 / Fig. 4): `output_change`, E||F(x, W*) - F(x, W)||^2 per token (F = the
+head's input) when every branch weight (q, k, v, out, fc1, fc2) is perturbed by 1% of itself,
+W* = W (1 + 0.01 e), e ~ N(0, 1) elementwise, mean over PERTURB_DRAWS draws: O(N) for Post-LN, O(log N) for
+Pre-LN.
+
 The Jacobian is computed exactly, self-contained: torch.func.jacrev per token, then the largest singular
 value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (science.md §6) is stored beside it."""
 
@@ -13,6 +18,9 @@ from __future__ import annotations
 from normbench.benches._lm import MODEL_PARAMS, LMBench
 from normbench.benches.base import CaseResult, register_bench
 from normbench.suite.params import Param
+
+PERTURBATION = 0.01  # "small parameter perturbations": 1% of each weight, elementwise
+PERTURB_DRAWS = 4
 
 
 @register_bench
@@ -73,8 +81,9 @@ def init_rows(model, data, p) -> list[dict]:
             norm_sum[i] += float(torch.linalg.matrix_norm(g))  # Frobenius
         stream_sum += torch.stack([(s.double() ** 2).sum(-1).mean() / d for s in stream]).cpu()
         ln_sum += torch.stack([(k.double() ** 2).sum(-1).mean() / d for k in kept]).cpu()
-        if b == 0:  # the Jacobian at the first batch's actual inputs
+        if b == 0:  # the Jacobian and the output change at the first batch's actual inputs
             rows += jacobian_rows(norms, kept, model.cfg, p["jacobian_tokens"], n)
+            rows += output_change_rows(model, x.to(p["device"]), p.get("seed", 0))
     B = p["batches"]
     rows += [
         {
@@ -116,6 +125,42 @@ def init_rows(model, data, p) -> list[dict]:
             }
         )
     return rows
+
+
+def output_change_rows(model, x, seed: int) -> list[dict]:
+    """Admin's output change under a 1% relative perturbation of every branch weight (weights restored)."""
+    import torch
+
+    weights = [
+        m.weight
+        for block in model.blocks
+        for m in (block.attn.q_proj, block.attn.k_proj, block.attn.v_proj, block.attn.out_proj)
+        + (block.ffn.fc1, block.ffn.fc2)
+    ]
+    generator = torch.Generator().manual_seed(seed + 7)  # apart from the model's and the batches' streams
+    total = 0.0
+    with torch.no_grad():
+        f0 = model.hidden(x)
+        saved = [w.detach().clone() for w in weights]
+        try:
+            for _ in range(PERTURB_DRAWS):
+                for w, w0 in zip(weights, saved, strict=True):
+                    noise = torch.randn(w0.shape, generator=generator).to(w0.device)
+                    w.copy_(w0 * (1 + PERTURBATION * noise))
+                total += float((model.hidden(x) - f0).double().pow(2).sum(-1).mean())
+        finally:
+            for w, w0 in zip(weights, saved, strict=True):
+                w.copy_(w0)
+    layer = len(model.blocks) + 1  # F is the head's input
+    return [
+        {
+            "metric": "output_change",
+            "unit": "||dF||^2/token",
+            "value": total / PERTURB_DRAWS,
+            "layer": layer,
+            "site": "head_input",
+        }
+    ]
 
 
 def site_layer(site: str, n_layers: int) -> int:

@@ -1,10 +1,13 @@
 """Training stability of a small decoder-only LM: Post-LN vs Pre-LN vs DeepNorm (and sandwich), with
 DeepNet's control groups (Post-LN with and without warmup, Post-LN-init = 1/k_l with warmup), in CPU minutes.
 
-One case = one training run (placement x norm x init x depth x lr x warmup x seed). Status: ok; diverged
-(a non-finite loss, with its step); stuck (the held-out loss after training is within `stuck_tol` nats of
-the unigram model's loss on the same held-out windows, or above it: the model learned no more than symbol
-frequencies; the unigram entropy of the training text is stored beside it). Time series (loss
+One case = one training run (placement x norm x init x depth x lr x warmup x seed). Stored status, what one
+run alone can know (see `status_of`): diverged (a non-finite loss, or a held-out loss more than
+`diverge_margin` nats above both the unigram model's and the run's lowest training loss: it blew up, with
+the step where the training loss last left that band); stuck (held-out loss within `stuck_tol` nats of the unigram model's loss on the same
+held-out windows: it learned no more than symbol frequencies); else ok. `not_converged` (>= 0.3 nats behind a
+named reference run at the same seed and depth) needs a second case, so it is judged at report/claim time
+(analysis/claims/_stats.py `not_converged`), never stored. Time series (loss
 every step; lr, gradient norms, model update and norm inputs every `every` steps) carry a `step` column,
 per-layer values a `layer` and `site` column. See _training.py for the loop, _lm.py for the model params."""
 
@@ -35,6 +38,17 @@ class Stability(LMBench):
         "eval_batches": Param(int, 16, minimum=1, help="held-out batches for the final loss"),
         "stuck_tol": Param(
             float, 0.1, minimum=0.0, help="stuck when final loss >= unigram loss - this (nats)"
+        ),
+        "diverge_margin": Param(
+            float,
+            1.0,
+            exclusive_minimum=0.0,
+            help="diverged when final loss > max(unigram loss, lowest training loss) + this (nats)",
+        ),
+        "judge": Param(
+            bool,
+            True,
+            help="false: no stuck/blow-up verdict (runs of a few steps that measure the early update)",
         ),
     }
 
@@ -68,20 +82,51 @@ class Stability(LMBench):
                 {"metric": "steps_run", "unit": "steps", "value": float(len(result.losses))},
             ]
         )
-        if result.diverged_at is not None:
-            rows.append({"metric": "diverged_step", "unit": "step", "value": float(result.diverged_at)})
-            return CaseResult(rows, "diverged", f"loss not finite at step {result.diverged_at}")
-        if result.final_loss >= result.unigram_loss - p["stuck_tol"]:
-            return CaseResult(
-                rows,
-                "stuck",
-                f"held-out loss {result.final_loss:.3f} vs the unigram model's "
-                f"{result.unigram_loss:.3f} nats on the same windows (tolerance {p['stuck_tol']:g})",
-            )
-        return CaseResult(rows)
+        status, reason, step = status_of(result, p)
+        if step is not None:
+            rows.append({"metric": "diverged_step", "unit": "step", "value": float(step)})
+        return CaseResult(rows, status, reason)
 
     def report(self, frame, opts):
         return stability_tables(frame)
+
+
+def status_of(result, p) -> tuple[str, str | None, int | None]:
+    """(status, reason, diverged step) of one finished run, from its own losses only.
+
+    Blow-up: an lr = 1000 run ends near 3e7 nats, far *above* the unigram loss; `stuck` (at the unigram loss,
+    within stuck_tol) would hide it. A held-out loss more than diverge_margin (1 nat by default: a model that
+    much worse than symbol frequencies has destroyed what it had) above the unigram loss is a divergence, when
+    it is also that much above the lowest training loss the run reached: the loss went *up*. A short or
+    low-lr run still near its initial loss (ln V and above) has not blown up; it has not learned yet (stuck)."""
+    if result.diverged_at is not None:
+        return "diverged", f"loss not finite at step {result.diverged_at}", result.diverged_at
+    if not p["judge"]:
+        return "ok", None, None
+    ceiling = max(result.unigram_loss, min(result.losses)) + p["diverge_margin"]
+    if result.final_loss > ceiling:
+        step = blow_up_step(result.losses, ceiling)
+        return (
+            "diverged",
+            f"held-out loss {result.final_loss:.4g} > {p['diverge_margin']:g} nats above both the unigram "
+            f"model's {result.unigram_loss:.3f} and the run's lowest training loss {min(result.losses):.3f}; "
+            f"training loss above that since step {step}",
+            step,
+        )
+    if result.final_loss >= result.unigram_loss - p["stuck_tol"]:
+        return (
+            "stuck",
+            f"held-out loss {result.final_loss:.3f} vs the unigram model's "
+            f"{result.unigram_loss:.3f} nats on the same windows (tolerance {p['stuck_tol']:g})",
+            None,
+        )
+    return "ok", None, None
+
+
+def blow_up_step(losses: list[float], ceiling: float) -> int:
+    """The first step of the final stretch of training losses above `ceiling` (1 if it never was below)."""
+    below = [i for i, v in enumerate(losses, start=1) if v <= ceiling]
+    return below[-1] + 1 if below and below[-1] < len(losses) else (1 if not below else len(losses))
 
 
 def case_summary(frame):
@@ -126,7 +171,8 @@ def stability_tables(frame) -> list[Table]:
     frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
     if frame.empty:
         return []
-    keys = varying_keys(frame) or ["depth"]
+    # eval_batches, judge: settings of the one-step update runs, which steps = 1 already tells apart
+    keys = varying_keys(frame, exclude=("seed", "eval_batches", "judge")) or ["depth"]
     cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]
     summary = case_summary(frame).merge(cases, on="case_id")
     table = []

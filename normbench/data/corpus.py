@@ -1,10 +1,18 @@
-"""A byte-level corpus from the Python standard library's own source files (every top-level *.py of the
-running interpreter's stdlib, in sorted order), read at run time: nothing is copied into the repository,
-and the exact text used is recorded by its SHA-256 and file count. Every 10th file is held out, so the
-held-out text is spread over the alphabet of module names like the training text."""
+"""Byte-level corpora for the training benches, each identified by the SHA-256 of its exact bytes:
+
+    text (default)   the generated prose of textgen.py, identical on every machine and Python >= 3.11;
+                     its hash is pinned here and checked on every load
+    text + corpus_dir  the user's own text: every regular top-level file of the directory, sorted by name
+    stdlib           this interpreter's standard-library *.py files: NOT portable (the text, V and the
+                     unigram entropy change with the Python version or a distro's patches), kept to compare
+
+Held out: every 10th paragraph of the generated text, every 10th file of a directory, so the held-out text
+is spread over the whole corpus like the training text. The hash enters each case's identity
+(`data_identity`), so results on different text never share a case id and `compare` marks them `x`."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 import sysconfig
@@ -12,26 +20,70 @@ from pathlib import Path
 
 from normbench.data.tokens import CorpusError, TokenData, entropy_nats
 
-HELD_OUT_EVERY = 10  # file i is held out when i % 10 == 9
+HELD_OUT_EVERY = 10  # part i (paragraph or file) is held out when i % 10 == 9
+# SHA-256 of b"".join(textgen.paragraphs()): a change to textgen.py must change this line, on purpose.
+TEXT_SHA256 = "5831d3a0eaf681461e85aaac50661607e4a316bbadec9c6a3d966d45881436b1"
 
 
-def stdlib_corpus(directory: str = "") -> TokenData:
-    import torch
+def generated_parts() -> tuple[list[bytes], dict]:
+    from normbench.data import textgen
 
-    root = Path(directory or sysconfig.get_paths()["stdlib"])
+    parts = textgen.paragraphs()
+    digest = hashlib.sha256(b"".join(parts)).hexdigest()
+    if digest != TEXT_SHA256:
+        raise CorpusError(
+            f"the generated corpus has SHA-256 {digest[:16]}…, expected {TEXT_SHA256[:16]}… "
+            "(normbench/data/textgen.py changed without updating TEXT_SHA256 in corpus.py)"
+        )
+    return parts, {"source": "text", "generator": f"textgen seed {textgen.SEED}", "parts": len(parts)}
+
+
+def directory_parts(root: Path, pattern: str) -> tuple[list[bytes], dict]:
     try:
-        files = sorted(root.glob("*.py"))
+        files = sorted(f for f in root.glob(pattern) if f.is_file() and not f.name.startswith("."))
         texts = [f.read_bytes() for f in files]
     except OSError as exc:
         raise CorpusError(f"cannot read the corpus in {root}: {exc.strerror or exc}") from None
-    blob = b"".join(texts)
-    held = b"".join(t for i, t in enumerate(texts) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
-    if len(blob) < 10_000 or len(held) < 1_000:
+    blob_len, held = sum(map(len, texts)), sum(len(t) for i, t in enumerate(texts) if i % 10 == 9)
+    if blob_len < 10_000 or held < 1_000:
         raise CorpusError(
-            f"cannot read the corpus in {root}: found {len(files)} *.py files, {len(blob)} bytes "
+            f"cannot read the corpus in {root}: found {len(files)} {pattern} files, {blob_len} bytes "
             "(need at least 10 files and 10000 bytes)"
         )
-    train_bytes = b"".join(t for i, t in enumerate(texts) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1)
+    return texts, {"path": str(root), "files": len(files)}
+
+
+def corpus_parts(source: str, directory: str = "") -> tuple[list[bytes], dict]:
+    if source == "text" and not directory:
+        return generated_parts()
+    if source == "text":
+        parts, info = directory_parts(Path(directory), "*")
+        return parts, {"source": "text", **info}
+    root = Path(directory or sysconfig.get_paths()["stdlib"])
+    parts, info = directory_parts(root, "*.py")
+    return parts, {"source": "stdlib", "python": sys.version.split()[0], **info}
+
+
+@functools.lru_cache(maxsize=8)
+def data_identity(source: str, directory: str = "") -> str:
+    """The SHA-256 a case on this text will record: pinned for the generated text, else read now.
+    An unreadable directory gets a marker; loading it then fails the case with the reason."""
+    if source == "text" and not directory:
+        return TEXT_SHA256
+    try:
+        parts, _ = corpus_parts(source, directory)
+    except CorpusError:
+        return "unreadable"
+    return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
+def byte_corpus(source: str = "text", directory: str = "") -> TokenData:
+    import torch
+
+    parts, info = corpus_parts(source, directory)
+    blob = b"".join(parts)
+    held = b"".join(t for i, t in enumerate(parts) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
+    train_bytes = b"".join(t for i, t in enumerate(parts) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1)
     lut, vocab = byte_vocabulary(blob)
     train, held_out = (
         lut[torch.frombuffer(bytearray(b), dtype=torch.uint8).long()] for b in (train_bytes, held)
@@ -45,12 +97,10 @@ def stdlib_corpus(directory: str = "") -> TokenData:
         optimal_loss=None,
         unigram_logp=smoothed_unigram_logp(counts),
         info={
-            "source": "stdlib",
-            "path": str(root),
-            "files": len(files),
+            **info,
+            "files": info.get("files", info.get("parts")),
             "bytes": len(blob),
             "sha256": hashlib.sha256(blob).hexdigest(),
-            "python": sys.version.split()[0],
             "held_out_unigram_xent": float(-smoothed_unigram_logp(counts)[held_out].mean()),
         },
     )

@@ -6,7 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-SOURCES = ("stdlib", "markov")
+SOURCES = ("text", "stdlib", "markov")
+MARKOV_GENERATOR = "markov-v1"  # bump when markov.py changes what it samples: part of the case identity
 
 
 class CorpusError(RuntimeError):
@@ -30,15 +31,24 @@ class TokenData:
 
 
 def load_data(source: str, *, seed: int, corpus_dir: str = "") -> TokenData:
-    if source == "stdlib":
-        from normbench.data.corpus import stdlib_corpus
+    if source in ("text", "stdlib"):
+        from normbench.data.corpus import byte_corpus
 
-        return stdlib_corpus(corpus_dir)
+        return byte_corpus(source, corpus_dir)
     if source == "markov":
         from normbench.data.markov import markov_data
 
         return markov_data(seed)
     raise ValueError(f"unknown data source {source!r}; one of {', '.join(SOURCES)}")
+
+
+def data_identity(source: str, *, seed: int, corpus_dir: str = "") -> str:
+    """What identifies the tokens a case trains on: the corpus SHA-256, or the Markov generator and seed."""
+    if source == "markov":
+        return f"{MARKOV_GENERATOR} seed {seed}"
+    from normbench.data.corpus import data_identity as corpus_identity
+
+    return corpus_identity(source, corpus_dir)
 
 
 def sample_windows(rows, batch: int, seq: int, generator):

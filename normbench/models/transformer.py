@@ -12,8 +12,13 @@ Inits (every q, k, v, out_proj, fc1, fc2 is Xavier-normal with a gain, biases 0)
     deepnorm      gain beta = (8N)^(-1/4) on v_proj, out_proj, fc1, fc2; q_proj, k_proj keep gain 1
                   (DeepNet Fig. 2a; Transformer-Clinic's re-implementation does exactly this)
     depth_scaled  DeepNet §3 "Post-LN-init": all weights of layer l scaled by 1/k_l, k_l = N + 1 - l
-                  (l = 1..N), i.e. W ~ N(0, 1/(k_l^2 d')) with d' the mean of fan-in and fan-out
-Embeddings (token and learned position) are N(0, 1); the head is Linear(d, V, bias=False), Xavier-normal.
+                  (l = 1..N), i.e. W ~ N(0, 1/(k_l^2 d')) with d' the mean of fan-in and fan-out. The paper
+                  says "the weights of l-th layer" and gives only W_o as an example, so whether q/k are scaled
+                  is ambiguous: depth_scaled scales them too, depth_scaled_keep_qk leaves q/k at gain 1.
+qk_init = "zero" sets W^Q = W^K = 0 (uniform causal attention, Xiong et al. 2020 §3.3's assumption).
+Embeddings (token and learned position): embed = "n01" draws each N(0, 1), so E||x_0||^2 = 2d (s_0 = 2);
+"unit" draws each N(0, 1/2), so E||x_0||^2 = d as Xiong's Lemma 2 assumes. The head is Linear(d, V,
+bias=False), Xavier-normal.
 Sub-LN (an extra LN before out_proj and fc2, Magneto) would be one more branch in Block.forward.
 
 Every norm comes from the registry (layernorm, rmsnorm, ...) and is wrapped in `Norm`, which can keep its
@@ -30,7 +35,8 @@ import torch.nn.functional as F
 from torch import nn
 
 PLACEMENTS = ("post", "pre", "deepnorm", "sandwich")
-INITS = ("xavier", "deepnorm", "depth_scaled")
+INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk")
+EMBEDS = {"n01": 1.0, "unit": 0.5**0.5}  # std of each of the token and position embeddings
 RESIDUAL_WEIGHTS = ("v_proj", "out_proj", "fc1", "fc2")  # the weights DeepNorm's beta touches
 ALL_WEIGHTS = ("q_proj", "k_proj") + RESIDUAL_WEIGHTS
 
@@ -63,6 +69,8 @@ class ModelConfig:
     impl: str | None = None  # registry implementation; None = the norm's baseline
     eps: float = 1e-5
     init: str = "xavier"
+    qk_init: str = "xavier"  # "zero": W^Q = W^K = 0
+    embed: str = "n01"  # key of EMBEDS
 
 
 class Norm(nn.Module):
@@ -169,7 +177,7 @@ class DecoderLM(nn.Module):
         # softmax"); Post-LN and DeepNorm already end on the last block's LN.
         self.final_norm = Norm(cfg, "final") if cfg.placement in ("pre", "sandwich") else None
         self.head = nn.Linear(cfg.d, cfg.vocab, bias=False)
-        init_weights(self, cfg.init)
+        init_weights(self, cfg.init, qk_zero=cfg.qk_init == "zero", embed_std=EMBEDS[cfg.embed])
 
     def hidden(self, idx, stream: list | None = None):
         """idx (B, T) token ids -> (B, T, d): the input of the head, F(x, theta) in DeepNet's model update.
@@ -206,14 +214,19 @@ def weight_gains(init: str, layer: int, n_layers: int) -> dict[str, float]:
         return {name: (beta if name in RESIDUAL_WEIGHTS else 1.0) for name in ALL_WEIGHTS}
     if init == "depth_scaled":
         return dict.fromkeys(ALL_WEIGHTS, depth_scale(layer, n_layers))
+    if init == "depth_scaled_keep_qk":
+        return {
+            name: depth_scale(layer, n_layers) if name in RESIDUAL_WEIGHTS else 1.0 for name in ALL_WEIGHTS
+        }
     raise ValueError(f"init {init!r} is not one of {', '.join(INITS)}")
 
 
 @torch.no_grad()
-def init_weights(model: DecoderLM, init: str) -> None:
-    """Deterministic given torch's global seed: modules are initialised in a fixed order."""
-    nn.init.normal_(model.tok_emb.weight, 0.0, 1.0)
-    nn.init.normal_(model.pos_emb.weight, 0.0, 1.0)
+def init_weights(model: DecoderLM, init: str, *, qk_zero: bool = False, embed_std: float = 1.0) -> None:
+    """Deterministic given torch's global seed: modules are initialised in a fixed order (q/k are drawn
+    even when zeroed, so the other weights are the same draws with and without qk_zero)."""
+    nn.init.normal_(model.tok_emb.weight, 0.0, embed_std)
+    nn.init.normal_(model.pos_emb.weight, 0.0, embed_std)
     n = len(model.blocks)
     for layer, block in enumerate(model.blocks, start=1):
         gains = weight_gains(init, layer, n)
@@ -228,6 +241,8 @@ def init_weights(model: DecoderLM, init: str) -> None:
         for name, linear in linears.items():
             nn.init.xavier_normal_(linear.weight, gain=gains[name])  # N(0, gain^2 * 2 / (fan_in + fan_out))
             nn.init.zeros_(linear.bias)
+            if qk_zero and name in ("q_proj", "k_proj"):
+                nn.init.zeros_(linear.weight)
     nn.init.xavier_normal_(model.head.weight)
 
 

@@ -1,7 +1,8 @@
 """Expansion of validated bench tables into cases: (norm, impl) x the cartesian product of the sweep.
 
-A case's id is a hash of everything that defines it (kind, norm, impl, every resolved parameter), so the
-same case has the same id in any suite file, in any order: that is what --resume and compare key on."""
+A case's id is a hash of everything that defines it (kind, norm, impl, every resolved parameter, and what the
+bench adds through `Bench.identity`, e.g. the SHA-256 of the training text), so the same case has the same id
+in any suite file, in any order: that is what --resume and compare key on."""
 
 from __future__ import annotations
 
@@ -39,20 +40,27 @@ class Case:
         return " ".join(filter(None, [self.kind, f"{self.norm}:{self.impl}" if self.norm else None]))
 
 
-def case_id(kind: str, norm: str | None, impl: str | None, params: dict[str, Any]) -> str:
-    blob = json.dumps({"kind": kind, "norm": norm, "impl": impl, "params": params}, sort_keys=True)
+def case_id(
+    kind: str, norm: str | None, impl: str | None, params: dict[str, Any], identity: dict | None = None
+) -> str:
+    fields = {"kind": kind, "norm": norm, "impl": impl, "params": params}
+    if identity:  # only when a bench adds something, so every other case keeps its id
+        fields["identity"] = identity
+    blob = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def expand_bench(spec: BenchSpec) -> Iterator[Case]:
+    from normbench.benches import get_bench
+
+    bench = get_bench(spec.kind)
     keys = list(spec.sweep)
     for norm, impl in spec.norm_impls:
         for values in itertools.product(*(spec.sweep[k] for k in keys)):
             params = dict(zip(keys, values, strict=True))
             params.update({k: v for k, v in spec.params.items() if k not in params})
-            yield Case(
-                spec.kind, norm, impl, params, spec.index, case_id(spec.kind, norm, impl, params), tuple(keys)
-            )
+            cid = case_id(spec.kind, norm, impl, params, bench.identity(params))
+            yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys))
 
 
 def expand(suite: Suite) -> list[Case]:

@@ -17,6 +17,10 @@ def loss_and_update_curves(frame, out_dir, *, machine, fmt):
     import matplotlib.pyplot as plt
 
     rows = frame[frame["metric"].isin(["loss", "model_update"])]
+    if "lr" in rows and rows["lr"].nunique() > 1:  # the training runs; the phase diagram shows the other lrs
+        rows = rows[rows["lr"] == rows.drop_duplicates("case_id")["lr"].mode().iloc[0]]
+    if "steps" in rows:
+        rows = rows[rows["steps"] > 1]  # one-step runs measure only the first update (their own figure)
     if rows.empty:
         return []
     rows = rows.assign(config=rows.apply(config_label, axis=1))
@@ -63,3 +67,41 @@ def loss_and_update_curves(frame, out_dir, *, machine, fmt):
         fontsize=10,
     )
     return [save(fig, out_dir, "stability_loss_and_update", fmt)]
+
+
+@register_plot("stability")
+def stuck_phase_diagram(frame, out_dir, *, machine, fmt):
+    """Post-LN (Xavier, no warmup): the fraction of seeds stuck in each depth × lr cell."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    runs = frame.drop_duplicates("case_id")
+    if "lr" not in runs or "judge" not in runs:
+        return []
+    runs = runs[
+        (runs["placement"] == "post")
+        & (runs["init"] == "xavier")
+        & (runs["warmup"] == 0)
+        & (runs["judge"].astype(bool))
+    ]
+    if runs["lr"].nunique() < 2 or runs["depth"].nunique() < 2:
+        return []
+    runs = runs.assign(stuck=runs["status"] == "stuck")
+    stuck = runs.pivot_table(index="depth", columns="lr", values="stuck", aggfunc="sum")
+    total = runs.pivot_table(index="depth", columns="lr", values="stuck", aggfunc="count")
+    fig, ax = plt.subplots(figsize=(1.3 * len(stuck.columns) + 2.5, 0.6 * len(stuck.index) + 2))
+    image = ax.imshow(
+        (stuck / total).to_numpy(float), origin="lower", cmap="Reds", vmin=0, vmax=1, aspect="auto"
+    )
+    for i, j in np.ndindex(stuck.shape):
+        if total.iat[i, j] == total.iat[i, j]:  # not NaN: the cell was run
+            ax.text(
+                j, i, f"{int(stuck.iat[i, j])}/{int(total.iat[i, j])}", ha="center", va="center", fontsize=9
+            )
+    ax.set_xticks(range(len(stuck.columns)), [f"{lr:g}" for lr in stuck.columns])
+    ax.set_yticks(range(len(stuck.index)), [str(int(d)) for d in stuck.index])
+    ax.set_xlabel("peak lr (Adam, no warmup)")
+    ax.set_ylabel("depth L")
+    fig.colorbar(image, ax=ax, label="fraction of seeds stuck")
+    ax.set_title(f"Post-LN stuck at the unigram loss: depth × lr (seeds stuck/run)\n{machine}", fontsize=9)
+    return [save(fig, out_dir, "stability_stuck_phase", fmt)]
