@@ -1,18 +1,20 @@
-"""Runs cases one after another and stores each as it finishes. A case that raises is stored as failed
-(or skipped/unavailable) with its reason and the run goes on; Ctrl-C stops after the current case."""
+"""Runs cases one after another and stores each as it finishes. A case that raises, or runs past its
+`timeout_s`, is stored as failed (or skipped/unavailable) with its reason and the run goes on; Ctrl-C or
+SIGTERM stops after the current case; a write that fails (disk full, read-only) stops the run."""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 
 from normbench.benches import RunContext, get_bench
-from normbench.errors import SkipCase, UnavailableCase
+from normbench.errors import CaseTimeout, SkipCase, UnavailableCase
 from normbench.results.schema import FAILED_STATUSES
 from normbench.results.store import RunStore
 from normbench.suite.expand import Case
@@ -22,42 +24,80 @@ from normbench.suite.expand import Case
 class RunOutcome:
     statuses: Counter = field(default_factory=Counter)
     interrupted: bool = False
+    signal: int = signal.SIGINT  # what interrupted the run: 130 for SIGINT, 143 for SIGTERM
     failures: list[tuple[str, str]] = field(default_factory=list)
+    write_error: OSError | None = None  # a part that could not be written: the run stopped there
 
     @property
     def exit_code(self) -> int:
+        if self.write_error is not None:
+            return 2
         if self.interrupted:
-            return 130
+            return 128 + int(self.signal)
         return 1 if any(self.statuses[s] for s in FAILED_STATUSES) else 0
 
 
 class _StopAfterCase:
-    """First Ctrl-C: finish the current case, then stop. Second Ctrl-C: stop now."""
+    """First Ctrl-C or SIGTERM (what `timeout`, scancel and SLURM's time limit send): finish the current
+    case, then stop. A second one: stop now (the case in flight is lost; every finished one is kept)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, say):
         self.requested = False
+        self.signal = signal.SIGINT
         self.say = say
 
     def __enter__(self):
-        self.previous = signal.signal(signal.SIGINT, self._handle)
+        self.previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
         return self
 
     def _handle(self, signum, frame):
         if self.requested:
             raise KeyboardInterrupt
-        self.requested = True
-        self.say("interrupt: stopping after the current case (Ctrl-C again to stop now)")
+        self.requested, self.signal = True, signal.Signals(signum)
+        name = "interrupt" if signum == signal.SIGINT else self.signal.name
+        self.say(f"{name}: stopping after the current case (Ctrl-C again to stop now)")
 
     def __exit__(self, *exc):
-        signal.signal(signal.SIGINT, self.previous)
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+
+
+class _TimeLimit:
+    """Raise CaseTimeout in the main thread once `seconds` have passed (SIGALRM via setitimer). Python runs
+    the handler between bytecodes, so a single long C call (one big matmul) finishes before the case stops;
+    without SIGALRM (Windows) or off the main thread there is no limit."""
+
+    def __init__(self, seconds: float | None):
+        usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        self.seconds = seconds if usable else None
+
+    def __enter__(self):
+        if self.seconds:
+            self.previous = signal.signal(signal.SIGALRM, self._expire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def _expire(self, signum, frame):
+        raise CaseTimeout(self.seconds)
+
+    def __exit__(self, *exc):
+        if self.seconds:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
 
 
 def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
     """Run one case; never raises except KeyboardInterrupt. Returns rows, status, error."""
     start = time.perf_counter()
     try:
-        result = get_bench(case.kind).run_case(case, ctx)
+        with _TimeLimit(case.timeout_s):
+            result = get_bench(case.kind).run_case(case, ctx)
         rows, status, error = result.rows, result.status, result.error
+    except CaseTimeout as exc:  # rows measured before the limit are incomplete: only the reason is kept
+        rows, status, error = [], "failed", str(exc)
+        _release_device_memory()
     except SkipCase as exc:
         rows, status, error = [], "skipped", str(exc)
     except UnavailableCase as exc:
@@ -91,12 +131,17 @@ def run_cases(
             rows, status, error = run_one(case, ctx)
             for row in rows:
                 row["session"] = session
-            store.write_case(case, rows, status, error)
+            try:
+                store.write_case(case, rows, status, error)
+            except OSError as exc:  # disk full, read-only, file size limit: stop; --resume finishes
+                outcome.write_error = exc
+                break
             outcome.statuses[status] += 1
             if status in FAILED_STATUSES:
                 outcome.failures.append((case.short_label, error or ""))
             if progress is not None:
                 progress.end_case(case, status)
+        outcome.signal = stop.signal
     return outcome
 
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.errors import NormbenchError, printable
 
 NAME = "list"
 PANEL = "Inspect"
@@ -62,21 +63,35 @@ def _benches() -> None:
 
 
 def _suites() -> None:
+    from normbench.suite.load import read_suite_text
+
     out.print("[bold]suites[/bold]")
     for path in sorted(Path("suites").glob("*.toml")):
-        first = next((line for line in path.read_text().splitlines() if line.startswith("description")), "")
-        out.print(f"  {str(path):<28} {first.partition('=')[2].strip().strip(chr(34))}", markup=False)
+        try:
+            lines = read_suite_text(path).splitlines()
+        except (NormbenchError, OSError) as exc:  # one bad file does not hide the others
+            lines = [f"description = ({exc})"]
+        first = next((line for line in lines if line.startswith("description")), "")
+        text = f"  {str(path):<28} {first.partition('=')[2].strip().strip(chr(34))}"
+        out.print(printable(text), markup=False)
 
 
 def _runs(results: Path) -> None:
-    import json
+    from normbench.results.files import live_writer
+    from normbench.results.paths import check_results_dir
+    from normbench.results.store import RunStore, list_run_ids
 
-    from normbench.results.store import list_run_ids
-
-    out.print(f"[bold]runs[/bold] in {results}/")
+    check_results_dir(results, create=False)
+    out.print(f"[bold]runs[/bold] in {printable(results)}/", highlight=False)
     for run_id in list_run_ids(results):
-        m = json.loads((results / run_id / "manifest.json").read_text())
-        done = len(list((results / run_id / "parts").glob("*.parquet")))
-        out.print(
-            f"  {run_id:<48} {m.get('status', '?'):<12} {done}/{len(m.get('cases', []))} cases", markup=False
-        )
+        try:
+            store = RunStore.open(results, run_id)
+        except NormbenchError as exc:  # a damaged run is listed with the reason, the others still are
+            out.print(printable(f"  {run_id:<48} damaged      {exc}"), markup=False)
+            continue
+        status = store.manifest.get("status", "?")
+        if status == "running" and live_writer(store.path) is None:
+            status = "interrupted"  # its writer is gone (killed, power loss): `run --resume` finishes it
+        planned = len(store.manifest.get("cases", []))
+        text = f"  {run_id:<48} {status:<12} {len(store.finished_case_ids())}/{planned} cases"
+        out.print(printable(text), markup=False)

@@ -24,6 +24,7 @@ class Case:
     bench_index: int
     case_id: str
     swept: tuple[str, ...] = ()  # the parameters the suite sweeps, shown in short labels
+    timeout_s: float | None = None  # a limit, not part of the case's identity (not in case_id)
 
     @property
     def label(self) -> str:
@@ -51,7 +52,14 @@ def expand_bench(spec: BenchSpec) -> Iterator[Case]:
             params = dict(zip(keys, values, strict=True))
             params.update({k: v for k, v in spec.params.items() if k not in params})
             yield Case(
-                spec.kind, norm, impl, params, spec.index, case_id(spec.kind, norm, impl, params), tuple(keys)
+                spec.kind,
+                norm,
+                impl,
+                params,
+                spec.index,
+                case_id(spec.kind, norm, impl, params),
+                tuple(keys),
+                spec.timeout_s,
             )
 
 

@@ -7,6 +7,8 @@ Every problem is collected and reported at once, each with the file and its key 
 from __future__ import annotations
 
 import hashlib
+import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -14,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from normbench.errors import NormbenchError, Problem, SuiteError
-from normbench.suite.params import did_you_mean
+from normbench.suite.params import Param, did_you_mean
 
-TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include"}
-BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s"}
+BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
+# A suite expands to at most this many cases (NORMBENCH_MAX_CASES overrides): the count is a product of
+# list lengths, checked before anything is expanded, so a typo'd sweep is refused in milliseconds.
+MAX_CASES = int(os.environ.get("NORMBENCH_MAX_CASES", "100000"))
+# Values from the suite file outside the bench parameters go through the same validator as those.
+THREADS = Param(int, minimum=1)
+TIMEOUT = Param(float, exclusive_minimum=0.0)
 
 
 @dataclass
@@ -30,6 +38,7 @@ class BenchSpec:
     norm_impls: list[tuple[str | None, str | None]]
     sweep: dict[str, list[Any]]
     params: dict[str, Any]
+    timeout_s: float | None = None  # per case; the bench's own, else the suite's `timeout_s`
 
 
 @dataclass
@@ -52,17 +61,38 @@ class Suite:
 def load_suite(path: str | Path) -> Suite:
     path = Path(path)
     try:
-        text = path.read_text()
+        text = read_suite_text(path)
     except FileNotFoundError:
         raise NormbenchError(f"{path}: no such suite file") from None
+    except IsADirectoryError:
+        raise NormbenchError(f"{path}: is a folder, not a suite file") from None
     except OSError as exc:
         raise NormbenchError(f"{path}: cannot read: {exc.strerror}") from None
     return parse_suite(text, str(path))
 
 
-def parse_suite(text: str, source: str = "<suite>", includes: dict[str, str] | None = None) -> Suite:
+def read_suite_text(path: Path) -> str:
+    """The file's text; anything but UTF-8 (TOML's encoding) is a SuiteError naming the first bad byte."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        raise SuiteError(str(path), [Problem("", problem)]) from None
+
+
+class _IncludeCycle(Exception):
+    def __init__(self, chain: list[str]):
+        self.chain = chain
+        self.index = 0
+
+
+def parse_suite(
+    text: str, source: str = "<suite>", includes: dict[str, str] | None = None, _chain: tuple[str, ...] = ()
+) -> Suite:
     """Parse and validate a suite. `includes` supplies included files' texts (a resumed run uses the texts
     stored in its manifest, not whatever the files say now); without it they are read from disk."""
+    chain = (*_chain, os.path.normpath(os.path.abspath(source)))
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -72,33 +102,67 @@ def parse_suite(text: str, source: str = "<suite>", includes: dict[str, str] | N
         raise SuiteError(
             source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]
         ) from None
-    included = _load_includes(data, source, includes)
+    try:
+        included = _load_includes(data, source, includes, chain)
+    except _IncludeCycle as cycle:
+        if _chain:
+            raise
+        root = os.path.dirname(chain[0])
+        names = " -> ".join(os.path.relpath(c, root) for c in cycle.chain)
+        raise SuiteError(source, [Problem(f"include[{cycle.index}]", f"cycle {names}")]) from None
     suite = validate_suite(data, source, text, included_benches=sum(len(s.benches) for s in included))
     return _merge_includes(suite, included)
 
 
 def _load_includes(
-    data: dict[str, Any], source: str, texts: dict[str, str] | None, depth: int = 0
+    data: dict[str, Any], source: str, texts: dict[str, str] | None, chain: tuple[str, ...]
 ) -> list[Suite]:
-    """`include = ["stability.toml"]`: other suites (paths relative to this file) whose benches and claims
-    run first, lm-eval style. Each included file is validated on its own, so its problems name it."""
+    """`include = ["stability.toml"]`: other suites whose benches and claims run first, lm-eval style.
+    Only files under the including suite's folder (paths relative to it; no absolute paths, no way out
+    through '..' or a symlink), and no cycles. Each included file is validated on its own, so its
+    problems name it."""
     paths = data.get("include", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise SuiteError(source, [Problem("include", "must be a list of suite file paths")])
-    if paths and depth > 8:
-        raise SuiteError(source, [Problem("include", "includes nest more than 8 deep (a cycle?)")])
+    folder = Path(source).parent
     suites = []
     for j, rel in enumerate(paths):
-        path = str(Path(source).parent / rel)
-        if texts is not None and path in texts:
-            text = texts[path]
-        else:
-            try:
-                text = Path(path).read_text()
-            except OSError:
-                raise SuiteError(source, [Problem(f"include[{j}]", f"cannot read {path}")]) from None
-        suites.append(parse_suite(text, path, texts))
+        path = str(folder / rel)
+        if not _inside(folder, path, resolve=texts is None or path not in texts):
+            raise SuiteError(
+                source,
+                [
+                    Problem(
+                        f"include[{j}]",
+                        f"{rel!r} is outside this suite's folder ({folder}/); a suite includes only "
+                        "files under its own folder",
+                    )
+                ],
+            )
+        key = os.path.normpath(os.path.abspath(path))
+        try:
+            if key in chain:
+                raise _IncludeCycle([*chain[chain.index(key) :], key])
+            if texts is not None and path in texts:
+                text = texts[path]
+            else:
+                try:
+                    text = read_suite_text(Path(path))
+                except OSError:
+                    raise SuiteError(source, [Problem(f"include[{j}]", f"cannot read {path}")]) from None
+            suites.append(parse_suite(text, path, texts, chain))
+        except _IncludeCycle as cycle:
+            cycle.index = j  # the outermost file's index wins: that is where the error is reported
+            raise
     return suites
+
+
+def _inside(folder: Path, path: str, *, resolve: bool) -> bool:
+    """Is `path` a file under `folder`? On disk symlinks are followed; a stored text (a resumed run) is
+    judged by its normalised name."""
+    if resolve:
+        return Path(path).resolve().is_relative_to(folder.resolve())
+    return os.path.abspath(path).startswith(os.path.abspath(folder) + os.sep)
 
 
 def _merge_includes(suite: Suite, included: list[Suite]) -> Suite:
@@ -133,9 +197,8 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
     if not isinstance(description, str):
         problems.append(Problem("description", "must be a string"))
     claims = _validate_claims(data.get("claims", []), problems)
-    threads = data.get("threads")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        problems.append(Problem("threads", f"{threads!r} is not a positive integer"))
+    threads = _scalar(data, "threads", THREADS, "", problems)
+    timeout = _scalar(data, "timeout_s", TIMEOUT, "", problems)
     tables = data.get("bench")
     specs: list[BenchSpec] = []
     if included_benches and tables is None:
@@ -150,12 +213,43 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         for i, table in enumerate(tables):
             spec = _validate_bench(i, table, problems)
             if spec is not None:
+                spec.timeout_s = spec.timeout_s or timeout
                 specs.append(spec)
+    if not problems:
+        _check_size(specs, problems)
     if not problems:
         _check_cases(specs, problems)
     if problems:
         raise SuiteError(source, problems)
     return Suite(name.strip(), description, source, text, specs, claims, threads)
+
+
+def _scalar(table: dict[str, Any], key: str, spec: Param, where: str, problems: list[Problem]) -> Any:
+    """A scalar key outside a bench's parameters, through the same validator as the parameters."""
+    if key not in table:
+        return None
+    value, msg = spec.coerce(table[key])
+    if msg:
+        problems.append(Problem(f"{where}{key}", msg))
+    return value
+
+
+def _check_size(specs: list[BenchSpec], problems: list[Problem]) -> None:
+    """Refuse a suite above MAX_CASES from the product of its list lengths, before expanding anything."""
+    sizes = [len(s.norm_impls) * math.prod(len(v) for v in s.sweep.values()) for s in specs]
+    total = sum(sizes)
+    if total > MAX_CASES:
+        biggest = max(range(len(specs)), key=sizes.__getitem__)
+        spec = specs[biggest]
+        factors = " × ".join(f"{len(v)} {k}" for k, v in spec.sweep.items())
+        problems.append(
+            Problem(
+                f"bench[{spec.index}]",
+                f"the suite expands to {total:,} cases (this bench: {sizes[biggest]:,} = "
+                f"{len(spec.norm_impls)} implementation(s) × {factors or '1'}); the cap is {MAX_CASES:,} "
+                "(NORMBENCH_MAX_CASES raises it)",
+            )
+        )
 
 
 def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:
@@ -201,6 +295,7 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
     label = table.get("label", kind)
     if not isinstance(label, str):
         problems.append(Problem(f"{where}.label", "must be a string"))
+    timeout = _scalar(table, "timeout_s", TIMEOUT, f"{where}.", problems)
     norm_impls = _validate_norms(where, bench, table, problems)
     sweep = _validate_values(where, "sweep", bench.params, table.get("sweep", {}), problems, as_list=True)
     params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
@@ -217,7 +312,7 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
         return None
     resolved = {k: v.default for k, v in bench.params.items() if not v.required and k not in sweep}
     resolved.update(params)
-    return BenchSpec(i, kind, label, norm_impls, sweep, resolved)
+    return BenchSpec(i, kind, label, norm_impls, sweep, resolved, timeout)
 
 
 def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str | None]]:
@@ -305,6 +400,11 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
         if as_list:
             if not isinstance(value, list) or not value:
                 problems.append(Problem(path, "sweep values must be a non-empty list"))
+                continue
+            if len(value) > MAX_CASES:
+                problems.append(
+                    Problem(path, f"{len(value):,} values; a suite runs at most {MAX_CASES:,} cases")
+                )
                 continue
             good = []
             for j, item in enumerate(value):
