@@ -36,6 +36,10 @@ def command(
 
     if fmt not in FORMATS:
         raise NormbenchError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
+    if output:
+        from normbench.results.paths import check_output_file
+
+        check_output_file(output, "--output")
     frame, manifests = read_runs(results, runs or ["latest"])
     tables = build_tables(frame, manifests, baseline=baseline)
     text = render(tables, fmt)

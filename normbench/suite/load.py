@@ -215,8 +215,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
             if spec is not None:
                 spec.timeout_s = spec.timeout_s or timeout
                 specs.append(spec)
-    if not problems:
-        _check_size(specs, problems)
+    _check_size(specs, problems)
     if not problems:
         _check_cases(specs, problems)
     if problems:
