@@ -38,7 +38,9 @@ def command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (for CI).")] = False,
     threads: Annotated[
         int | None,
-        typer.Option(help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1),
+        typer.Option(
+            help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1, max=1024
+        ),
     ] = None,
 ) -> None:
     from normbench.results.paths import check_results_dir

@@ -24,7 +24,7 @@ DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
 
 def new_run_id(suite_name: str, shard: tuple[int, int] | None = None) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", suite_name).strip("-") or "suite"
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", suite_name).strip("-.")[:40].strip("-.") or "suite"
     suffix = f"-shard{shard[0]}of{shard[1]}" if shard else ""
     return f"{stamp}-{slug}{suffix}-{os.urandom(2).hex()}"
 

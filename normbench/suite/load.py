@@ -23,8 +23,10 @@ BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
 # A suite expands to at most this many cases (NORMBENCH_MAX_CASES overrides): the count is a product of
 # list lengths, checked before anything is expanded, so a typo'd sweep is refused in milliseconds.
 MAX_CASES = int(os.environ.get("NORMBENCH_MAX_CASES", "100000"))
+MAX_SUITE_BYTES = 16 * 2**20
 # Values from the suite file outside the bench parameters go through the same validator as those.
-THREADS = Param(int, minimum=1)
+MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measured); 1024 ran fine
+THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
 TIMEOUT = Param(float, exclusive_minimum=0.0)
 
 
@@ -72,8 +74,15 @@ def load_suite(path: str | Path) -> Suite:
 
 
 def read_suite_text(path: Path) -> str:
-    """The file's text; anything but UTF-8 (TOML's encoding) is a SuiteError naming the first bad byte."""
-    data = Path(path).read_bytes()
+    """The file's text; anything but UTF-8 (TOML's encoding) is a SuiteError naming the first bad byte.
+    Only a regular file of at most MAX_SUITE_BYTES: /dev/zero or a FIFO would never end."""
+    path = Path(path)
+    if path.exists() and not path.is_dir() and not path.is_file():
+        raise SuiteError(str(path), [Problem("", "not a regular file")])
+    with open(path, "rb") as f:
+        data = f.read(MAX_SUITE_BYTES + 1)
+    if len(data) > MAX_SUITE_BYTES:
+        raise SuiteError(str(path), [Problem("", f"larger than {MAX_SUITE_BYTES // 2**20} MiB; not a suite")])
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -95,6 +104,10 @@ def parse_suite(
     chain = (*_chain, os.path.normpath(os.path.abspath(source)))
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise SuiteError(
+            source, [Problem("", "TOML syntax error: arrays or tables nested too deeply")]
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
@@ -405,15 +418,16 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
                     Problem(path, f"{len(value):,} values; a suite runs at most {MAX_CASES:,} cases")
                 )
                 continue
-            good = []
+            good, seen = [], set()  # a set: a list's `in` made a 10⁵-value sweep take minutes
             for j, item in enumerate(value):
                 coerced, msg = specs[key].coerce(item)
                 if msg:
                     problems.append(Problem(f"{path}[{j}]", msg))
-                elif coerced in good:
+                elif coerced in seen:
                     problems.append(Problem(f"{path}[{j}]", f"{item!r} is listed twice"))
                 else:
                     good.append(coerced)
+                    seen.add(coerced)
             out[key] = good
         else:
             if isinstance(value, (list, dict)):
