@@ -145,6 +145,12 @@ def stale_lock(cwd: Path, run: Path) -> None:
     os.remove(first_part(run))
 
 
+def parts_is_a_file(cwd: Path, run: Path) -> None:
+    shutil.rmtree(run / "parts")
+    (run / "parts").write_text("")
+    edit_manifest(status="interrupted")(cwd, run)
+
+
 def symlink_outside(cwd: Path, run: Path) -> None:
     (cwd / "sub" / "link.toml").symlink_to(cwd / "outside.toml")
 
@@ -503,6 +509,18 @@ ATTEMPTS = [
         needs_run=True,
         prepare=stray_file,
         disk=moved_aside,
+    ),
+    Attempt(
+        "unwritable-parts",
+        ["run", "--resume", "RUN"],
+        2,
+        "error: cannot write results/RUN/parts: Not a directory",
+        needs_run=True,
+        prepare=parts_is_a_file,
+        disk=lambda c: (
+            (c / "results/RUN/parts").read_text() == ""
+            and json.loads((c / "results/RUN/manifest.json").read_text())["status"] == "interrupted"
+        ),
     ),
     # -- locks and status ------------------------------------------------------------------------------
     Attempt(

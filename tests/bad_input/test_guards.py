@@ -4,7 +4,9 @@ ids, atomic writes and the case cap refuse what they should."""
 
 from __future__ import annotations
 
+import os
 import types
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +49,40 @@ def test_atomic_write_leaves_the_old_file_when_the_writer_fails(tmp_path):
     with pytest.raises(OSError):
         atomic_write(target, fail)
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
+
+
+def test_atomic_write_fsyncs_the_file_before_the_rename_and_the_folder_after(tmp_path, monkeypatch):
+    import os
+
+    from normbench.results import files
+
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        events.append(("fsync", "folder" if os.path.isdir(f"/proc/self/fd/{fd}") else "file"))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        events.append(("replace", Path(src).read_bytes()))  # the bytes are whole before they get the name
+        real_replace(src, dst)
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    monkeypatch.setattr(files.os, "replace", replace)
+    files.atomic_write_text(tmp_path / "part", "whole")
+    assert events == [("fsync", "file"), ("replace", b"whole"), ("fsync", "folder")]
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes to read-only folders"
+)
+def test_a_read_only_results_folder_is_refused_before_the_first_case(tmp_path, cli, tiny_suite):
+    suite = tmp_path / "s.toml"
+    suite.write_text(tiny_suite(norms='["identity"]'))
+    results = tmp_path / "results"
+    results.mkdir(mode=0o555)
+    result = cli("run", suite, "--results", results)
+    assert result.exit_code == 2 and "cannot create" in result.stderr and not list(results.iterdir())
 
 
 def test_the_case_cap_counts_before_expanding(monkeypatch):
