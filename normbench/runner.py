@@ -132,7 +132,7 @@ def run_cases(
             for row in rows:
                 row["session"] = session
             try:
-                store.write_case(case, rows, status, error)
+                status, error = _store(store, case, rows, status, error)
             except OSError as exc:  # disk full, read-only, file size limit: stop; --resume finishes
                 outcome.write_error = exc
                 break
@@ -143,6 +143,19 @@ def run_cases(
                 progress.end_case(case, status)
         outcome.signal = stop.signal
     return outcome
+
+
+def _store(store: RunStore, case: Case, rows: list[dict], status: str, error: str | None):
+    """Write the case; rows that cannot form a table (a plugin bench mixing a string into `value`) make the
+    case failed with the reason instead of stopping the run. OSError (the disk) propagates."""
+    try:
+        store.write_case(case, rows, status, error)
+    except OSError:
+        raise
+    except Exception as exc:
+        status, error = "failed", f"its rows could not be stored: {_one_line(exc)}"
+        store.write_case(case, [], status, error)
+    return status, error
 
 
 def _one_line(exc: BaseException) -> str:

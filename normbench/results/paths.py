@@ -55,11 +55,15 @@ def check_output_dir(path: Path, option: str) -> Path:
 
 
 def check_output_file(path: Path, option: str) -> Path:
-    """An output file: its folder must exist and be writable, and the path must not be a folder."""
+    """An output file: its folder must exist and be writable, the path must not be a folder, and it must
+    not overwrite a run's own files (its manifest, lock or parts)."""
     path = Path(path)
     parent = path.parent
     if path.is_dir():
         raise NormbenchError(f"{option} {path}: is a folder; give a file name")
+    if path.name in ("manifest.json", ".lock") or parent.name in ("parts", "rejected"):
+        if (parent / "manifest.json").is_file() or (parent.parent / "manifest.json").is_file():
+            raise NormbenchError(f"{option} {path}: would overwrite a file of a stored run")
     if not parent.is_dir():
         raise NormbenchError(f"{option} {path}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):

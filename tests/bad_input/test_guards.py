@@ -137,3 +137,27 @@ def test_a_jacobian_off_its_closed_form_is_failed_with_both_numbers(monkeypatch)
             get_bench("jacobian").run_case(case, RunContext(threads=1))
     finally:
         torch.set_num_threads(threads)
+
+
+def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp_path, monkeypatch):
+    from normbench import runner
+    from normbench.benches import CaseResult, RunContext
+    from normbench.results.store import RunStore
+    from normbench.suite.expand import expand
+    from normbench.suite.load import parse_suite
+
+    class MixedValues:  # a plugin bench that puts a string where numbers go
+        def run_case(self, case, ctx):
+            return CaseResult([{"metric": "m", "unit": "1", "value": 1.0}, {"metric": "m", "value": "text"}])
+
+    text = 'name = "r"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n'
+    cases = expand(parse_suite(text + "[bench.sweep]\ntokens = [8, 16]\nhidden = [16]\n", "r.toml"))
+    store = RunStore.create(
+        tmp_path, {"run_id": "r", "started": "x", "cases": [{"case_id": c.case_id} for c in cases]}
+    )
+    monkeypatch.setattr(runner, "get_bench", lambda kind: MixedValues())
+    outcome = runner.run_cases(store, cases, RunContext(threads=1), session=0, say=lambda s: None)
+    assert dict(outcome.statuses) == {"failed": 2}
+    frame = store.read()
+    assert set(frame["status"]) == {"failed"} and set(frame["case_id"]) == {c.case_id for c in cases}
+    assert all(e.startswith("its rows could not be stored: Arrow") for e in frame["error"])
