@@ -24,6 +24,7 @@ BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
 # list lengths, checked before anything is expanded, so a typo'd sweep is refused in milliseconds.
 MAX_CASES = int(os.environ.get("NORMBENCH_MAX_CASES", "100000"))
 MAX_SUITE_BYTES = 16 * 2**20
+MAX_INCLUDE_DEPTH = 16  # distinct files, each including the next: no cycle, but Python's stack has an end
 # Values from the suite file outside the bench parameters go through the same validator as those.
 MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measured); 1024 ran fine
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
@@ -137,6 +138,8 @@ def _load_includes(
     paths = data.get("include", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise SuiteError(source, [Problem("include", "must be a list of suite file paths")])
+    if paths and len(chain) > MAX_INCLUDE_DEPTH:
+        raise SuiteError(source, [Problem("include", f"includes nest more than {MAX_INCLUDE_DEPTH} deep")])
     folder = Path(source).parent
     suites = []
     for j, rel in enumerate(paths):

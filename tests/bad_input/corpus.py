@@ -203,6 +203,13 @@ ATTEMPTS = [
         prepare=symlink_outside,
     ),
     Attempt(
+        "include-chain-too-deep",
+        ["validate", "d0.toml"],
+        2,
+        "d16.toml: include: includes nest more than 16 deep",
+        files={f"d{i}.toml": f'name = "d{i}"\ninclude = ["d{i + 1}.toml"]\n' for i in range(40)},
+    ),
+    Attempt(
         "sweep-of-ten-million",
         ["validate", "big.toml"],
         2,
