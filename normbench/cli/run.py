@@ -55,7 +55,7 @@ def command(
         store = RunStore.open(results, resume)
         m = _resumable(store)
         if suite is not None and Path(suite).resolve() != Path(m["suite_source"]).resolve():
-            err.print(f"note: --resume uses the suite text stored in the run, not {suite}", markup=False)
+            _say(f"note: --resume uses the suite text stored in the run, not {suite}")
         suite_obj = parse_suite(m["suite_text"], m["suite_source"], m.get("suite_includes") or {})
         if shard is not None or only:
             raise NormbenchError("--resume keeps the run's own --shard/--only; do not give them again")
@@ -81,16 +81,11 @@ def command(
     from normbench.results.files import RunLock, check_writable, remove_stale_temporaries
     from normbench.results.store import RunStore, new_run_id
 
-    threads = threads or (
-        store.manifest["sessions"][0].get("threads")
-        if store and store.manifest.get("sessions")
-        else suite_obj.threads
-    )
+    threads = threads or (_stored_threads(store) if store else suite_obj.threads)
     if threads:
         torch.set_num_threads(threads)
     env = fingerprint()
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    say = _say
     if store is None:
         check_results_dir(results, create=True)
         store = RunStore.create(
@@ -113,18 +108,31 @@ def command(
         )
     # One writer per run folder; under the lock the manifest is read again (another writer may have
     # finished in between) and every part is verified before it counts as done.
-    with RunLock(store.path, store.run_id, say=say):
+    with RunLock(store.path, store.run_id, say=_say):
         store = RunStore.open(results, store.run_id)
         remove_stale_temporaries(store.path)
         check_writable(store.parts)
         if resume:
             _warn_if_environment_changed(store.manifest["env"], env)
-        outcome, remaining = _run_session(store, cases, store.verify_parts(say), now, quiet, torch)
+        outcome, remaining = _run_session(store, cases, store.verify_parts(_say), now, quiet, torch)
     _finish(store, outcome, remaining, results)
 
 
 def _say(text: str) -> None:
     err.print(printable(text), markup=False)
+
+
+def _stored_threads(store) -> int | None:
+    """The first session's thread count, through the suite's validator (torch segfaults on 10**8)."""
+    from normbench.suite.load import THREADS
+
+    sessions = store.manifest.get("sessions") or [{}]
+    value, problem = THREADS.coerce(sessions[0].get("threads") or 1)
+    if problem:
+        raise NormbenchError(
+            f"{store.path / 'manifest.json'}: damaged manifest: sessions[0].threads: {problem}"
+        )
+    return value if sessions[0].get("threads") else None
 
 
 def _resumable(store) -> dict:
