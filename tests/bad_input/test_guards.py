@@ -161,3 +161,12 @@ def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp
     frame = store.read()
     assert set(frame["status"]) == {"failed"} and set(frame["case_id"]) == {c.case_id for c in cases}
     assert all(e.startswith("its rows could not be stored: Arrow") for e in frame["error"])
+
+
+def test_a_long_or_hostile_suite_name_makes_a_short_safe_run_id():
+    from normbench.results.paths import check_run_id
+    from normbench.results.store import new_run_id
+
+    run_id = new_run_id("x" * 100_000 + "/../\x1b[31m")
+    assert check_run_id(run_id) == run_id and len(run_id) < 80
+    assert check_run_id(new_run_id("../..")) and new_run_id("../..").split("-")[2] == "suite"
