@@ -373,6 +373,14 @@ ATTEMPTS = [
         needs_run=True,
     ),
     Attempt(
+        "report-output-over-the-manifest",
+        ["report", "RUN", "-o", "results/RUN/manifest.json"],
+        2,
+        "error: --output results/RUN/manifest.json: would overwrite a file of a stored run",
+        needs_run=True,
+        disk=every_case_once,
+    ),
+    Attempt(
         "report-output-is-a-folder",
         ["report", "RUN", "-o", "sub"],
         2,
@@ -440,6 +448,14 @@ ATTEMPTS = [
         "damaged manifest: 'sessions' must be a list, found str",
         needs_run=True,
         prepare=edit_manifest(sessions="x"),
+    ),
+    Attempt(
+        "manifest-threads-huge",
+        ["run", "--resume", "RUN"],
+        2,
+        "damaged manifest: sessions[0].threads: must be <= 1024",
+        needs_run=True,
+        prepare=edit_manifest(sessions=[{"pid": 1, "threads": 10**8}]),
     ),
     Attempt(
         "manifest-cases-malformed",
