@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.errors import NormbenchError, Problem, SuiteError
+from normbench.suite.includes import IncludeCycle, load_includes, merge_includes, read_suite_text
 from normbench.suite.params import Param, did_you_mean
 
 TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s"}
@@ -23,8 +24,6 @@ BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
 # A suite expands to at most this many cases (NORMBENCH_MAX_CASES overrides): the count is a product of
 # list lengths, checked before anything is expanded, so a typo'd sweep is refused in milliseconds.
 MAX_CASES = int(os.environ.get("NORMBENCH_MAX_CASES", "100000"))
-MAX_SUITE_BYTES = 16 * 2**20
-MAX_INCLUDE_DEPTH = 16  # distinct files, each including the next: no cycle, but Python's stack has an end
 # Values from the suite file outside the bench parameters go through the same validator as those.
 MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measured); 1024 ran fine
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
@@ -74,29 +73,6 @@ def load_suite(path: str | Path) -> Suite:
     return parse_suite(text, str(path))
 
 
-def read_suite_text(path: Path) -> str:
-    """The file's text; anything but UTF-8 (TOML's encoding) is a SuiteError naming the first bad byte.
-    Only a regular file of at most MAX_SUITE_BYTES: /dev/zero or a FIFO would never end."""
-    path = Path(path)
-    if path.exists() and not path.is_dir() and not path.is_file():
-        raise SuiteError(str(path), [Problem("", "not a regular file")])
-    with open(path, "rb") as f:
-        data = f.read(MAX_SUITE_BYTES + 1)
-    if len(data) > MAX_SUITE_BYTES:
-        raise SuiteError(str(path), [Problem("", f"larger than {MAX_SUITE_BYTES // 2**20} MiB; not a suite")])
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problem = f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        raise SuiteError(str(path), [Problem("", problem)]) from None
-
-
-class _IncludeCycle(Exception):
-    def __init__(self, chain: list[str]):
-        self.chain = chain
-        self.index = 0
-
-
 def parse_suite(
     text: str, source: str = "<suite>", includes: dict[str, str] | None = None, _chain: tuple[str, ...] = ()
 ) -> Suite:
@@ -117,88 +93,15 @@ def parse_suite(
             source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]
         ) from None
     try:
-        included = _load_includes(data, source, includes, chain)
-    except _IncludeCycle as cycle:
+        included = load_includes(data, source, includes, chain)
+    except IncludeCycle as cycle:
         if _chain:
             raise
         root = os.path.dirname(chain[0])
         names = " -> ".join(os.path.relpath(c, root) for c in cycle.chain)
         raise SuiteError(source, [Problem(f"include[{cycle.index}]", f"cycle {names}")]) from None
     suite = validate_suite(data, source, text, included_benches=sum(len(s.benches) for s in included))
-    return _merge_includes(suite, included)
-
-
-def _load_includes(
-    data: dict[str, Any], source: str, texts: dict[str, str] | None, chain: tuple[str, ...]
-) -> list[Suite]:
-    """`include = ["stability.toml"]`: other suites whose benches and claims run first, lm-eval style.
-    Only files under the including suite's folder (paths relative to it; no absolute paths, no way out
-    through '..' or a symlink), and no cycles. Each included file is validated on its own, so its
-    problems name it."""
-    paths = data.get("include", [])
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise SuiteError(source, [Problem("include", "must be a list of suite file paths")])
-    if paths and len(chain) > MAX_INCLUDE_DEPTH:
-        raise SuiteError(source, [Problem("include", f"includes nest more than {MAX_INCLUDE_DEPTH} deep")])
-    folder = Path(source).parent
-    suites = []
-    for j, rel in enumerate(paths):
-        path = str(folder / rel)
-        if not _inside(folder, path, resolve=texts is None or path not in texts):
-            raise SuiteError(
-                source,
-                [
-                    Problem(
-                        f"include[{j}]",
-                        f"{rel!r} is outside this suite's folder ({folder}/); a suite includes only "
-                        "files under its own folder",
-                    )
-                ],
-            )
-        key = os.path.normpath(os.path.abspath(path))
-        try:
-            if key in chain:
-                raise _IncludeCycle([*chain[chain.index(key) :], key])
-            if texts is not None and path in texts:
-                text = texts[path]
-            else:
-                try:
-                    text = read_suite_text(Path(path))
-                except OSError:
-                    raise SuiteError(source, [Problem(f"include[{j}]", f"cannot read {path}")]) from None
-            suites.append(parse_suite(text, path, texts, chain))
-        except _IncludeCycle as cycle:
-            cycle.index = j  # the outermost file's index wins: that is where the error is reported
-            raise
-    return suites
-
-
-def _inside(folder: Path, path: str, *, resolve: bool) -> bool:
-    """Is `path` a file under `folder`? On disk symlinks are followed; a stored text (a resumed run) is
-    judged by its normalised name."""
-    if resolve:
-        return Path(path).resolve().is_relative_to(folder.resolve())
-    return os.path.abspath(path).startswith(os.path.abspath(folder) + os.sep)
-
-
-def _merge_includes(suite: Suite, included: list[Suite]) -> Suite:
-    if not included:
-        return suite
-    benches = [b for s in included for b in s.benches] + suite.benches
-    seen: set[str] = set()
-    from normbench.suite.expand import expand_bench
-
-    for spec in benches:
-        ids = {c.case_id for c in expand_bench(spec)}
-        if ids & seen:
-            raise SuiteError(
-                suite.source, [Problem("include", f"{spec.label!r} repeats cases of an included suite")]
-            )
-        seen |= ids
-    claims = list(dict.fromkeys([c for s in included for c in s.claims] + suite.claims))
-    threads = suite.threads or next((s.threads for s in included if s.threads), None)
-    texts = {k: v for s in included for k, v in ({s.source: s.text} | s.includes).items()}
-    return Suite(suite.name, suite.description, suite.source, suite.text, benches, claims, threads, texts)
+    return merge_includes(suite, included)
 
 
 def validate_suite(data: dict[str, Any], source: str, text: str = "", included_benches: int = 0) -> Suite:
