@@ -36,3 +36,27 @@ class SkipCase(Exception):
 
 class UnavailableCase(Exception):
     """Raised when an optional implementation is not installed; recorded as unavailable with the reason."""
+
+
+class CaseTimeout(BaseException):
+    """Raised in the main thread when a case exceeds its `timeout_s`. A BaseException, so a bench's own
+    `except Exception` cannot swallow it; the runner stores the case as failed and goes on."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        super().__init__(f"timed out after {seconds:g} s")
+
+
+# Control characters (ESC starts terminal escape sequences) and bidirectional overrides, which can make
+# printed text differ from the bytes behind it.
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0))}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def printable(text: object, *, keep_newlines: bool = False) -> str:
+    """`text` with control characters written as escapes (\\x1b), so suite strings, file names and error
+    messages cannot move the cursor, recolour or rewrite the terminal."""
+    table = dict(_UNPRINTABLE)
+    if keep_newlines:
+        table.pop(0x0A)
+    return str(text).translate(table)

@@ -1,5 +1,6 @@
-"""Runs cases one after another and stores each as it finishes. A case that raises is stored as failed
-(or skipped/unavailable) with its reason and the run goes on; Ctrl-C stops after the current case."""
+"""Runs cases one after another and stores each as it finishes. A case that raises, or runs past its
+`timeout_s`, is stored as failed (or skipped/unavailable) with its reason and the run goes on; Ctrl-C or
+SIGTERM stops after the current case; a write that fails (disk full, read-only) stops the run."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 
 from normbench.benches import RunContext, get_bench
-from normbench.errors import SkipCase, UnavailableCase
+from normbench.errors import CaseTimeout, SkipCase, UnavailableCase
 from normbench.results.schema import FAILED_STATUSES, check_rows
 from normbench.results.store import RunStore
 from normbench.suite.expand import Case
@@ -23,35 +25,70 @@ from normbench.suite.expand import Case
 class RunOutcome:
     statuses: Counter = field(default_factory=Counter)
     interrupted: bool = False
+    signal: int = signal.SIGINT  # what interrupted the run: 130 for SIGINT, 143 for SIGTERM
     failures: list[tuple[str, str]] = field(default_factory=list)
+    write_error: OSError | None = None  # a part that could not be written: the run stopped there
 
     @property
     def exit_code(self) -> int:
+        if self.write_error is not None:
+            return 2
         if self.interrupted:
-            return 130
+            return 128 + int(self.signal)
         return 1 if any(self.statuses[s] for s in FAILED_STATUSES) else 0
 
 
 class StopAfterCase:
-    """First Ctrl-C: finish the current case, then stop. Second Ctrl-C: stop now."""
+    """First Ctrl-C or SIGTERM (what `timeout`, scancel and SLURM's time limit send): finish the current
+    case (or, under a parallel executor, the cases in flight), then stop. A second one: stop now (the case
+    in flight is lost; every finished one is kept)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, say, what: str = "the current case"):
         self.requested = False
+        self.signal = signal.SIGINT
         self.say = say
         self.what = what
 
     def __enter__(self):
-        self.previous = signal.signal(signal.SIGINT, self._handle)
+        self.previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
         return self
 
     def _handle(self, signum, frame):
         if self.requested:
             raise KeyboardInterrupt
-        self.requested = True
-        self.say(f"interrupt: stopping after {self.what} (Ctrl-C again to stop now)")
+        self.requested, self.signal = True, signal.Signals(signum)
+        name = "interrupt" if signum == signal.SIGINT else self.signal.name
+        self.say(f"{name}: stopping after {self.what} (Ctrl-C again to stop now)")
 
     def __exit__(self, *exc):
-        signal.signal(signal.SIGINT, self.previous)
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+
+
+class _TimeLimit:
+    """Raise CaseTimeout in the main thread once `seconds` have passed (SIGALRM via setitimer). Python runs
+    the handler between bytecodes, so a single long C call (one big matmul) finishes before the case stops;
+    without SIGALRM (Windows) or off the main thread there is no limit."""
+
+    def __init__(self, seconds: float | None):
+        usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        self.seconds = seconds if usable else None
+
+    def __enter__(self):
+        if self.seconds:
+            self.previous = signal.signal(signal.SIGALRM, self._expire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def _expire(self, signum, frame):
+        raise CaseTimeout(self.seconds)
+
+    def __exit__(self, *exc):
+        if self.seconds:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
 
 
 def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
@@ -59,8 +96,12 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
     started_unix = time.time()
     start = time.perf_counter()
     try:
-        result = get_bench(case.kind).run_case(case, ctx)
+        with _TimeLimit(case.timeout_s):
+            result = get_bench(case.kind).run_case(case, ctx)
         rows, status, error = result.rows, result.status, result.error
+    except CaseTimeout as exc:  # rows measured before the limit are incomplete: only the reason is kept
+        rows, status, error = [], "failed", str(exc)
+        _release_device_memory()
     except SkipCase as exc:
         rows, status, error = [], "skipped", str(exc)
     except UnavailableCase as exc:
@@ -98,25 +139,44 @@ def run_cases(
             if progress is not None:
                 progress.start_case(case)
             rows, status, error = run_one(case, ctx)
-            store_finished(
-                store, case, rows, status, error, session=session, outcome=outcome, progress=progress
-            )
+            try:
+                store_finished(
+                    store, case, rows, status, error, session=session, outcome=outcome, progress=progress
+                )
+            except OSError as exc:  # disk full, read-only, file size limit: stop; --resume finishes
+                outcome.write_error = exc
+                break
+        outcome.signal = stop.signal
     return outcome
 
 
 def store_finished(store, case, rows, status, error, *, session, outcome, progress=None) -> None:
-    """Write one finished case through the store and count it: what every executor does with a result."""
+    """Write one finished case through the store and count it: what every executor does with a result.
+    An OSError (the disk) propagates: the executor stops and --resume finishes."""
     for row in rows:
         row["session"] = session
     rows, problem = check_rows(rows, store.columns)
     if problem:  # a bench emitted a column the run's schema lacks: its values are kept, the case fails
         status, error = "failed", f"rows do not fit the run's schema: {problem}"
-    store.write_case(case, rows, status, error)
+    status, error = _store(store, case, rows, status, error)
     outcome.statuses[status] += 1
     if status in FAILED_STATUSES:
         outcome.failures.append((case.short_label, error or ""))
     if progress is not None:
         progress.end_case(case, status)
+
+
+def _store(store: RunStore, case: Case, rows: list[dict], status: str, error: str | None):
+    """Write the case; rows that cannot form a table (a plugin bench mixing a string into `value`) make the
+    case failed with the reason instead of stopping the run. OSError (the disk) propagates."""
+    try:
+        store.write_case(case, rows, status, error)
+    except OSError:
+        raise
+    except Exception as exc:
+        status, error = "failed", f"its rows could not be stored: {_one_line(exc)}"
+        store.write_case(case, [], status, error)
+    return status, error
 
 
 def _one_line(exc: BaseException) -> str:

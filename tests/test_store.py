@@ -97,7 +97,7 @@ def test_parts_are_whole_and_named_by_case(store):
 
 
 def test_manifest_round_trip_and_latest(tmp_path, store):
-    store.update_manifest(status="complete", cases=[{"case_id": "x"}])
+    store.update_manifest(status="complete", cases=[{"case_id": make_case().case_id}])
     later = RunStore.create(tmp_path, {"run_id": "run-b", "started": "2026-01-02T00:00:00+00:00"})
     assert RunStore.open(tmp_path, "run-a").manifest == {**store.manifest, "schema_version": SCHEMA_VERSION}
     assert list_run_ids(tmp_path) == ["run-a", "run-b"]

@@ -22,6 +22,10 @@ SVD_DTYPES = ("fp64", "fp32")  # torch.linalg.svdvals has no half-precision kern
 TOL_FLOOR = 4  # Lanczos cannot resolve a relative residual below a few machine epsilons
 # measured/bound counts as "held" up to rounding in the case's dtype (the ε = 0 equality cases land on 1)
 HELD_SLACK = {"fp64": 1e-12, "fp32": 1e-5, "bf16": 1e-2, "fp16": 1e-3}
+# A measured σ_max farther than this (relative) from an exact closed form is a failed case, not a result:
+# suites/jacobian.toml's worst cases were 8.4e-11 (fp64) and 5.7e-6 (fp32), so these leave >= 100x margin;
+# matrix_free may be off by its own tol (10·tol allowed). bf16/fp16: ~30 ulps.
+CLOSED_FORM_TOL = {"fp64": 1e-8, "fp32": 1e-3, "fp16": 3e-2, "bf16": 2.5e-1}
 EXTRA_UNITS = {
     "coupling": "ratio",
     "coupling_entry": "ratio",
@@ -156,6 +160,8 @@ class Jacobian(Bench):
             outlier=p["outlier"],
             seed=p["seed"],
         )
+        if formula.input_statistics:
+            check_statistics_fit(xs, p["dtype"], formula.layout)
         x64 = xs.double().cpu()
         closed = formula.compute(x64, subject.gamma, p["eps"], subject.extra)
         bounds = xiong_bounds(x64, subject.gamma, formula.layout)
@@ -209,12 +215,49 @@ class Jacobian(Bench):
                 f"{unconverged} Lanczos estimate(s) did not reach tol = {p['tol']:g} "
                 f"in max_iters = {p['max_iters']}; last estimates kept, converged = 0",
             )
+        if closed.exact and closed.regime == "general":
+            tol = max(CLOSED_FORM_TOL[p["dtype"]], 10 * p["tol"] if method == "matrix_free" else 0.0)
+            if disagreement := closed_form_disagreement(measured.sigma, closed.value, tol, p["dtype"]):
+                return CaseResult(rows, "failed", disagreement)
         return CaseResult(rows)
 
     def report(self, frame, opts):
         from normbench.jacobian.report import jacobian_tables
 
         return jacobian_tables(frame, opts)
+
+
+def check_statistics_fit(xs, dtype: str, layout: str) -> None:
+    """Refuse inputs whose statistics overflow the case's dtype (x² beyond fp32's 3.4e38 at |x| > 1.8e19):
+    the norm then divides inf by inf, and its Jacobian is garbage that no ε explains."""
+    import torch
+
+    finfo = torch.finfo(xs.dtype)
+    biggest = float(xs.abs().max()) if xs.numel() else 0.0
+    if not bool(torch.isfinite(xs).all()):
+        raise FloatingPointError(
+            f"the inputs overflow {dtype} (max {finfo.max:.2g}): lower scale/mean/outlier or use fp64"
+        )
+    squares = (xs * xs).sum(dim=-2 if layout == "batch" else -1)
+    if not bool(torch.isfinite(squares).all()):
+        raise FloatingPointError(
+            f"the input's statistics overflow {dtype}: Σx² is inf (largest |x| = {biggest:.2g}, {dtype} max "
+            f"{finfo.max:.2g}); lower scale/mean/outlier or use fp64"
+        )
+
+
+def closed_form_disagreement(sigma: list[float], closed, tol: float, dtype: str) -> str | None:
+    """None when every measured σ_max is within `tol` (relative) of its exact closed form, else the worst
+    input with both numbers."""
+    errors = [abs(rel_err(s, float(c))) for s, c in zip(sigma, closed, strict=True)]
+    bad = [k for k, e in enumerate(errors) if not e <= tol]
+    if not bad:
+        return None
+    k = max(bad, key=lambda i: errors[i] if errors[i] == errors[i] else float("inf"))
+    return (
+        f"measured σ_max {sigma[k]:.3g} disagrees with its closed form {float(closed[k]):.3g} "
+        f"(relative error {errors[k]:.2g} > {tol:g} allowed in {dtype}) on {len(bad)} of {len(sigma)} inputs"
+    )
 
 
 def jacobian_side(p, layout: str) -> int:

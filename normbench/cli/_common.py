@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from normbench.errors import NormbenchError, SuiteError
+from normbench.errors import NormbenchError, SuiteError, printable
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -23,22 +23,28 @@ def debug() -> bool:
 
 
 def cli_errors(fn):
-    """Turn a NormbenchError into its message on stderr and exit code 2."""
+    """Turn a NormbenchError into its message on stderr and exit code 2; an OSError nobody anticipated
+    (a full disk, a permission) the same way, as `error: PATH: reason`. Control characters in messages
+    (they quote file names and suite strings) are escaped."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except NormbenchError as exc:
+        except (NormbenchError, OSError) as exc:
             if debug():
                 raise
             if isinstance(exc, SuiteError):
                 n = len(exc.problems)
                 for line in str(exc).splitlines():
-                    err.print(line, markup=False)
-                err.print(f"{exc.source}: {n} problem{'s' if n != 1 else ''}; nothing was run", markup=False)
+                    err.print(printable(line), markup=False)
+                source = printable(exc.source)
+                err.print(f"{source}: {n} problem{'s' if n != 1 else ''}; nothing was run", markup=False)
+            elif isinstance(exc, OSError):
+                where = f"{exc.filename}: " if exc.filename else ""
+                err.print(printable(f"error: {where}{exc.strerror or exc}"), markup=False)
             else:
-                err.print(f"error: {exc}", markup=False)
+                err.print(printable(f"error: {exc}"), markup=False)
             err.print("(set NORMBENCH_DEBUG=1 for the traceback)", style="dim")
             raise typer.Exit(2) from None
 

@@ -7,12 +7,22 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from normbench.cli._common import err
+from normbench.errors import printable
+
+
+class CaseColumn(ProgressColumn):
+    """The current case's label as plain text: a label is suite data, never Rich markup (`[/]` stays)."""
+
+    def render(self, task) -> Text:
+        return Text(task.fields.get("case", ""), style="bold")
 
 
 class RunProgress:
@@ -22,7 +32,7 @@ class RunProgress:
         self.total = total
         self.done = 0
         self.progress = Progress(
-            TextColumn("[bold]{task.fields[case]}", table_column=None),
+            CaseColumn(),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
@@ -45,13 +55,13 @@ class RunProgress:
 
     def start_case(self, case) -> None:
         if self.live:
-            self.progress.update(self.task, case=case.short_label[:70])
+            self.progress.update(self.task, case=printable(case.short_label)[:70])
 
     def end_case(self, case, status: str) -> None:
         self.done += 1
         if self.live:
             self.progress.advance(self.task)
             if status != "ok":
-                self.progress.console.print(f"  {status}: {case.short_label}", markup=False)
+                self.progress.console.print(printable(f"  {status}: {case.short_label}"), markup=False)
         elif not self.quiet:
-            err.print(f"[{self.done}/{self.total}] {status:<8} {case.short_label}", markup=False)
+            err.print(printable(f"[{self.done}/{self.total}] {status:<8} {case.short_label}"), markup=False)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.errors import NormbenchError, printable
 
 NAME = "list"
 PANEL = "Inspect"
@@ -81,7 +82,7 @@ def _suites() -> None:
         where = info.name if info.origin == "shipped" else str(info.path)
         count = f"{info.cases} cases" if info.cases is not None else "invalid"
         text = info.description if info.cases is not None else info.problem
-        out.print(f"  {where:<18} {info.origin:<8} {count:>11}  {text}", markup=False)
+        out.print(printable(f"  {where:<18} {info.origin:<8} {count:>11}  {text}"), markup=False)
 
 
 def _plugins() -> None:
@@ -95,20 +96,27 @@ def _plugins() -> None:
     if not rows and not env:
         out.print("  none installed", markup=False)
     for group, name, module, dist in rows:
-        out.print(f"  {group:<18} {name:<16} {module:<32} {dist}", markup=False)
+        out.print(printable(f"  {group:<18} {name:<16} {module:<32} {dist}"), markup=False)
     if env:
-        out.print(f"  {ENV_VAR}={env}", markup=False)
+        out.print(printable(f"  {ENV_VAR}={env}"), markup=False)
 
 
 def _runs(results: Path) -> None:
-    import json
+    from normbench.results.files import live_writer
+    from normbench.results.paths import check_results_dir
+    from normbench.results.store import RunStore, list_run_ids
 
-    from normbench.results.store import list_run_ids
-
-    out.print(f"[bold]runs[/bold] in {results}/")
+    check_results_dir(results, create=False)
+    out.print(f"[bold]runs[/bold] in {printable(results)}/", highlight=False)
     for run_id in list_run_ids(results):
-        m = json.loads((results / run_id / "manifest.json").read_text())
-        done = len(list((results / run_id / "parts").glob("*.parquet")))
-        out.print(
-            f"  {run_id:<48} {m.get('status', '?'):<12} {done}/{len(m.get('cases', []))} cases", markup=False
-        )
+        try:
+            store = RunStore.open(results, run_id)
+        except NormbenchError as exc:  # a damaged run is listed with the reason, the others still are
+            out.print(printable(f"  {run_id:<48} damaged      {exc}"), markup=False)
+            continue
+        status = store.manifest.get("status", "?")
+        if status == "running" and live_writer(store.path) is None:
+            status = "interrupted"  # its writer is gone (killed, power loss): `run --resume` finishes it
+        planned = len(store.manifest.get("cases", []))
+        text = f"  {run_id:<48} {status:<12} {len(store.finished_case_ids())}/{planned} cases"
+        out.print(printable(text), markup=False)

@@ -28,11 +28,15 @@ def command(
 ) -> None:
     from normbench.analysis.plots import plot_run
     from normbench.results.env import machines_of
+    from normbench.results.paths import check_output_dir
     from normbench.results.store import read_runs
 
     if fmt not in ("png", "svg"):
         raise NormbenchError(f"--format {fmt!r}: png or svg")
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out")
     frame, manifests = read_runs(results, runs or ["latest"])
+    # the run's own folder (its manifest's run_id is checked equal to the folder name when opened)
     target = out_dir or results / manifests[-1]["run_id"] / "plots"
     machine = machines_of(manifests)
     paths = plot_run(frame, target, machine=machine, fmt=fmt)

@@ -37,6 +37,10 @@ def command(
 
     if fmt not in FORMATS:
         raise NormbenchError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
+    if output:
+        from normbench.results.paths import check_output_file
+
+        check_output_file(output, "--output")
     frame, manifests = read_runs(results, runs or ["latest"])
     if fmt in MACHINE_FORMATS:
         text = _records(frame, manifests, fmt, baseline)

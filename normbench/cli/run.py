@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, err, out, parse_shard
-from normbench.errors import NormbenchError
+from normbench.errors import NormbenchError, printable
 
 NAME = "run"
 PANEL = "Run"
@@ -42,7 +42,9 @@ def command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (for CI).")] = False,
     threads: Annotated[
         int | None,
-        typer.Option(help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1),
+        typer.Option(
+            help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1, max=1024
+        ),
     ] = None,
     executor: Annotated[
         str,
@@ -60,7 +62,8 @@ def command(
         ),
     ] = None,
 ) -> None:
-    from normbench.executors import EXECUTORS
+    from normbench.executors import EXECUTORS, Executor
+    from normbench.results.paths import check_results_dir
     from normbench.suite.expand import expand, select
     from normbench.suite.load import load_suite, parse_suite
 
@@ -72,15 +75,15 @@ def command(
         from normbench.executors.ray import import_ray
 
         import_ray()  # fail now, before a run folder exists, when Ray is not installed
-
+    check_results_dir(results, create=False)
     store = None
     if resume:
         from normbench.results.store import RunStore
 
         store = RunStore.open(results, resume)
-        m = store.manifest
+        m = _resumable(store)
         if suite is not None and Path(suite).resolve() != Path(m["suite_source"]).resolve():
-            err.print(f"note: --resume uses the suite text stored in the run, not {suite}", markup=False)
+            _say(f"note: --resume uses the suite text stored in the run, not {suite}")
         suite_obj = parse_suite(m["suite_text"], m["suite_source"], m.get("suite_includes") or {})
         if shard is not None or only:
             raise NormbenchError("--resume keeps the run's own --shard/--only; do not give them again")
@@ -105,22 +108,18 @@ def command(
 
     import torch
 
-    from normbench.benches import RunContext
     from normbench.results.env import fingerprint
+    from normbench.results.files import RunLock, check_writable, remove_stale_temporaries
     from normbench.results.schema import declare_columns
     from normbench.results.store import RunStore, new_run_id
-    from normbench.runner import run_cases
 
-    threads = threads or (
-        store.manifest["sessions"][0].get("threads")
-        if store and store.manifest.get("sessions")
-        else suite_obj.threads
-    )
+    threads = threads or (_stored_threads(store) if store else suite_obj.threads)
     if threads:
         torch.set_num_threads(threads)
     env = fingerprint()
     now = datetime.now(UTC).isoformat(timespec="seconds")
     if store is None:
+        check_results_dir(results, create=True)
         store = RunStore.create(
             results,
             {
@@ -141,59 +140,117 @@ def command(
                 "columns": declare_columns([c.kind for c in planned], [c.params for c in planned]),
             },
         )
-    else:
-        _warn_if_environment_changed(store.manifest["env"], env)
-    done = store.finished_case_ids()
+    # One writer per run folder; under the lock the manifest is read again (another writer may have
+    # finished in between) and every part is verified before it counts as done.
+    with RunLock(store.path, store.run_id, say=_say):
+        store = RunStore.open(results, store.run_id)
+        remove_stale_temporaries(store.path)
+        check_writable(store.parts)
+        if resume:
+            _warn_if_environment_changed(store.manifest["env"], env)
+        outcome, remaining = _run_session(
+            store, cases, store.verify_parts(_say), now, quiet, torch, Executor(executor, address, jobs)
+        )
+    _finish(store, outcome, remaining, results)
+
+
+def _say(text: str) -> None:
+    err.print(printable(text), markup=False)
+
+
+def _stored_threads(store) -> int | None:
+    """The first session's thread count, through the suite's validator (torch segfaults on 10**8)."""
+    from normbench.suite.load import THREADS
+
+    sessions = store.manifest.get("sessions") or [{}]
+    value, problem = THREADS.coerce(sessions[0].get("threads") or 1)
+    if problem:
+        raise NormbenchError(
+            f"{store.path / 'manifest.json'}: damaged manifest: sessions[0].threads: {problem}"
+        )
+    return value if sessions[0].get("threads") else None
+
+
+def _resumable(store) -> dict:
+    from normbench.results.verify import RESUME_KEYS, manifest_problem
+
+    problem = manifest_problem(store.manifest, store.path.name, required=("run_id", *RESUME_KEYS))
+    if problem:
+        raise NormbenchError(f"{store.path / 'manifest.json'}: cannot resume: {problem}")
+    return store.manifest
+
+
+def _run_session(store, cases, done: set[str], now: str, quiet: bool, torch, executor):
+    """Run the cases not yet done as one session recorded in the manifest: (outcome, cases left)."""
+    from normbench.benches import RunContext
+    from normbench.cli._progress import RunProgress
+    from normbench.runner import RunOutcome
+
     todo = [c for c in cases if c.case_id not in done]
     session = len(store.manifest.get("sessions", []))
     if not quiet:
-        err.print(
+        env = store.manifest.get("env", {})
+        _say(
             f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
-            f"({env['torch_threads']} threads, {env.get('gpu') or env['cpu']})",
-            markup=False,
+            f"({torch.get_num_threads()} threads, {env.get('gpu') or env.get('cpu')})"
         )
-
-    from normbench.cli._progress import RunProgress
-
     ctx = RunContext(threads=torch.get_num_threads())
     sessions = store.manifest.get("sessions", [])
     sessions.append(
-        {"started": now, "pid": os.getpid(), "threads": ctx.threads, "cases": len(todo), "executor": executor}
+        {
+            "started": now,
+            "pid": os.getpid(),
+            "threads": ctx.threads,
+            "cases": len(todo),
+            "executor": executor.name,
+        }
     )
-    store.update_manifest(sessions=sessions, status="running")
-    from normbench.runner import RunOutcome
-
+    _write_manifest(store, sessions=sessions, status="running")
     try:
-        say = lambda s: err.print(s, markup=False)  # noqa: E731
         with RunProgress(len(todo), quiet=quiet) as progress:
-            if executor == "ray":
-                from normbench.executors.ray import run_cases_ray
-
-                outcome = run_cases_ray(
-                    store, todo, ctx, session=session, progress=progress, say=say, address=address, jobs=jobs
-                )
-            else:
-                outcome = run_cases(store, todo, ctx, session=session, progress=progress, say=say)
+            outcome = executor.run(store, todo, ctx, session=session, progress=progress, say=_say)
     except KeyboardInterrupt:  # a second Ctrl-C: the case in flight is lost, every finished one is kept
         outcome = RunOutcome(interrupted=True)
     sessions[-1]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    remaining = len(cases) - len(store.finished_case_ids())
-    store.update_manifest(sessions=sessions, status="complete" if remaining == 0 else "interrupted")
+    remaining = len({c.case_id for c in cases} - store.finished_case_ids())
+    status = "complete" if remaining == 0 else "interrupted"
+    try:
+        store.update_manifest(sessions=sessions, status=status)
+    except OSError as exc:  # the parts are the record; `list runs` shows a run with no writer as interrupted
+        outcome.write_error = outcome.write_error or exc
+    return outcome, remaining
 
+
+def _write_manifest(store, **fields) -> None:
+    try:
+        store.update_manifest(**fields)
+    except OSError as exc:
+        raise NormbenchError(f"cannot write {store.path / 'manifest.json'}: {exc.strerror or exc}") from None
+
+
+def _finish(store, outcome, remaining: int, results: Path) -> None:
     counts = ", ".join(f"{n} {s}" for s, n in sorted(outcome.statuses.items()))
-    err.print(f"run {store.run_id}: {counts or 'nothing run'}; stored in {store.path}", markup=False)
+    _say(f"run {store.run_id}: {counts or 'nothing run'}; stored in {store.path}")
     for label, reason in outcome.failures:
-        err.print(f"  failed: {label}: {reason}", markup=False)
-    if remaining:
-        err.print(
-            f"{remaining} cases left: `normbench run --resume {store.run_id}` finishes them", markup=False
+        _say(f"  failed: {label}: {reason}")
+    resume = f"`normbench run --resume {store.run_id}" + (
+        f" --results {results}`" if Path(results) != RESULTS_DIR else "`"
+    )
+    if outcome.write_error is not None:
+        exc = outcome.write_error
+        stored = len(store.finished_case_ids())
+        _say(
+            f"error: cannot write {exc.filename or store.parts}: {exc.strerror or exc}; "
+            f"{stored} cases stored; {resume} finishes"
         )
+    elif remaining:
+        _say(f"{remaining} cases left: {resume} finishes them")
     raise typer.Exit(outcome.exit_code)
 
 
 def _print_cases(cases) -> None:
     for c in cases:
-        out.print(f"{c.case_id}  {c.label}", markup=False)
+        out.print(printable(f"{c.case_id}  {c.label}"), markup=False)
     out.print(f"{len(cases)} cases", markup=False)
 
 
@@ -201,7 +258,4 @@ def _warn_if_environment_changed(old: dict, new: dict) -> None:
     keys = ["hostname", "cpu", "gpu", "torch", "torch_threads", "cuda"]
     changed = [f"{k}: {old.get(k)} -> {new.get(k)}" for k in keys if old.get(k) != new.get(k)]
     if changed:
-        err.print(
-            "warning: resuming in a different environment; rows will mix them (" + "; ".join(changed) + ")",
-            markup=False,
-        )
+        _say("warning: resuming in a different environment; rows will mix them (" + "; ".join(changed) + ")")

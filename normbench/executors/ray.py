@@ -124,10 +124,10 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
         limit = jobs if (address and jobs) else len(cases)  # with --address, --jobs caps tasks in flight
         queue = list(cases)
         pending: dict = {}
-        with StopAfterCase(say, what="the cases in flight") as stop:
+        with StopAfterCase(say, what="cancelling the cases in flight") as stop:
             while queue or pending:
                 if stop.requested:
-                    outcome.interrupted = True
+                    outcome.interrupted = outcome.write_error is None
                     for ref in pending:
                         ray.cancel(ref, force=True)
                     break
@@ -145,9 +145,21 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
                     if node:
                         nodes[node["ray_node"]] = node
                         store.update_manifest(nodes=nodes)
-                    store_finished(
-                        store, case, rows, status, error, session=session, outcome=outcome, progress=progress
-                    )
+                    try:
+                        store_finished(
+                            store,
+                            case,
+                            rows,
+                            status,
+                            error,
+                            session=session,
+                            outcome=outcome,
+                            progress=progress,
+                        )
+                    except OSError as exc:  # the disk: stop like the local executor; --resume finishes
+                        outcome.write_error = exc
+                        stop.requested = True
+            outcome.signal = stop.signal
     finally:
         if started_here:
             ray.shutdown()

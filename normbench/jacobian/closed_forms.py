@@ -38,6 +38,9 @@ class Formula:
     compute: Callable[[torch.Tensor, torch.Tensor, float, dict[str, Any]], Closed]  # (x, γ, ε, extra)
     summary: str
     needs: tuple[str, ...] = ()  # entries of `extra` the formula reads (running_var, alpha)
+    # The norm computes statistics of x (mean, x²): those must not overflow the case's dtype. BatchNorm
+    # eval (running statistics) and DyT (elementwise tanh) have none.
+    input_statistics: bool = True
 
 
 def _gain_is_constant(gamma: torch.Tensor) -> bool:
@@ -139,6 +142,7 @@ FORMULAS = [
         batchnorm_eval,
         "max_c |γ_c|/√(running_var_c+ε), diagonal",
         ("running_var",),
+        input_statistics=False,
     ),
     Formula(
         "batchnorm",
@@ -147,7 +151,7 @@ FORMULAS = [
         batchnorm_train,
         "max_c |γ_c|/√(batch_var_c+ε) for m≥3; |γ_c|ε/(var_c+ε)^1.5 for m=2",
     ),
-    Formula("dyt", None, "row", dyt, "max_i |γ_i α|(1−tanh²(αx_i))", ("alpha",)),
+    Formula("dyt", None, "row", dyt, "max_i |γ_i α|(1−tanh²(αx_i))", ("alpha",), input_statistics=False),
 ]
 
 

@@ -53,7 +53,10 @@ class Measured:
 
 def _require_finite(t: torch.Tensor, what: str) -> None:
     if not bool(torch.isfinite(t).all()):
-        raise FloatingPointError(f"non-finite {what} (eps = 0 at a zero-variance input makes J 0/0)")
+        raise FloatingPointError(
+            f"non-finite {what} (at eps = 0 an input whose variance is zero, or underflows the dtype, "
+            "makes J 0/0)"
+        )
 
 
 def dense_jacobian(f: Callable, x: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,8 @@
 """The run store. results/<run_id>/ holds manifest.json (suite text and hash, environment, the cases
-planned) and parts/<case_id>.parquet, one per finished case, each written to a temporary name and then
-renamed, so a killed run leaves only whole parts and --resume knows exactly what is done."""
+planned) and parts/<case_id>.parquet, one per finished case, each written to a unique temporary name,
+fsynced and renamed (results/files.py), so a killed run leaves only whole parts. A part is used only after
+it is verified against the manifest: readable, named after a planned case, its rows of that case and run.
+Paths come from the folder a run was opened from, never from file content."""
 
 from __future__ import annotations
 
@@ -11,15 +13,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from normbench.errors import NormbenchError
+from normbench.errors import NormbenchError, printable
+from normbench.results.files import atomic_write, atomic_write_text
+from normbench.results.paths import check_run_id
 from normbench.results.schema import SCHEMA_VERSION, UPGRADES
+from normbench.results.verify import part_problem, read_manifest, rows_problem
 
 DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
 
 
 def new_run_id(suite_name: str, shard: tuple[int, int] | None = None) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", suite_name).strip("-") or "suite"
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", suite_name).strip("-.")[:40].strip("-.") or "suite"
     suffix = f"-shard{shard[0]}of{shard[1]}" if shard else ""
     return f"{stamp}-{slug}{suffix}-{os.urandom(2).hex()}"
 
@@ -31,7 +36,7 @@ class RunStore:
 
     @property
     def run_id(self) -> str:
-        return self.manifest["run_id"]
+        return self.path.name  # the folder, never the manifest's text (checked equal on open)
 
     @property
     def parts(self) -> Path:
@@ -46,8 +51,11 @@ class RunStore:
             from normbench.results.schema import declare_columns
 
             manifest["columns"] = declare_columns(all_benches())
-        path = Path(results_dir) / manifest["run_id"]
-        (path / "parts").mkdir(parents=True, exist_ok=False)
+        path = Path(results_dir) / check_run_id(manifest["run_id"])
+        try:
+            (path / "parts").mkdir(parents=True, exist_ok=False)
+        except OSError as exc:
+            raise NormbenchError(f"cannot create {path}: {exc.strerror or exc}") from None
         store = cls(path, manifest)
         store._write_manifest()
         return store
@@ -55,32 +63,55 @@ class RunStore:
     @classmethod
     def open(cls, results_dir: Path, run_id: str) -> RunStore:
         results_dir = Path(results_dir)
+        if results_dir.exists() and not results_dir.is_dir():
+            raise NormbenchError(f"--results {results_dir}: not a folder")
         if run_id == "latest":
             run_id = latest_run_id(results_dir)
-        path = results_dir / run_id
+        path = results_dir / check_run_id(run_id)
         manifest_path = path / "manifest.json"
         if not manifest_path.is_file():
             known = ", ".join(list_run_ids(results_dir)[-3:]) or "none"
-            raise NormbenchError(f"no run {run_id!r} in {results_dir}/ (latest runs: {known})")
-        try:
-            manifest = json.loads(manifest_path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise NormbenchError(f"{manifest_path}: unreadable manifest: {exc}") from None
-        check_schema_version(manifest.get("schema_version"), str(manifest_path))
-        return cls(path, manifest)
+            raise NormbenchError(f"no run {run_id!r} in {results_dir}/ (latest runs: {printable(known)})")
+        return cls(path, read_manifest(manifest_path))
 
     def _write_manifest(self) -> None:
-        tmp = self.path / ".manifest.json.tmp"
-        tmp.write_text(json.dumps(self.manifest, indent=2, default=str))
-        os.replace(tmp, self.path / "manifest.json")
+        atomic_write_text(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
 
     def update_manifest(self, **fields: Any) -> None:
         self.manifest.update(fields)
         self._write_manifest()
 
-    # -- writing -------------------------------------------------------------------------------------
+    # -- verifying -----------------------------------------------------------------------------------
+    def planned_case_ids(self) -> set[str] | None:
+        """The case ids the manifest plans, or None for a manifest without a case list."""
+        cases = self.manifest.get("cases")
+        return None if cases is None else {c["case_id"] for c in cases}
+
     def finished_case_ids(self) -> set[str]:
-        return {p.stem for p in self.parts.glob("*.parquet")}
+        """Parts named after a planned case (cheap: names only; verify_parts reads them)."""
+        planned = self.planned_case_ids()
+        return {p.stem for p in self.parts.glob("*.parquet") if planned is None or p.stem in planned}
+
+    def verify_parts(self, say=print) -> set[str]:
+        """Case ids whose parts are whole and belong to this run. A bad part (truncated, another run's,
+        not a planned case) is moved aside to rejected/ with a message, so its case runs again."""
+        good = set()
+        planned = self.planned_case_ids()
+        for part in sorted(self.parts.glob("*.parquet")):
+            reason = part_problem(part, self.run_id, planned)
+            if reason is None:
+                good.add(part.stem)
+                continue
+            rejected = self.path / "rejected"
+            rejected.mkdir(exist_ok=True)
+            target = rejected / part.name
+            while target.exists():
+                target = rejected / f"{part.stem}.{os.urandom(2).hex()}.parquet"
+            os.replace(part, target)
+            say(f"moved {printable(part)} aside to {printable(target)}: {reason}")
+        return good
+
+    # -- writing -------------------------------------------------------------------------------------
 
     def write_case(self, case, rows: list[dict[str, Any]], status: str, error: str | None) -> Path:
         """Write one case's rows as a Parquet part (atomically). A case with no rows still gets one
@@ -107,9 +138,7 @@ class RunStore:
         meta = {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id}
         table = part_table(table_rows, self.columns, meta)
         final = self.parts / f"{case.case_id}.parquet"
-        tmp = self.parts / f".{case.case_id}.parquet.tmp"
-        pq.write_table(table, tmp)
-        os.replace(tmp, final)
+        atomic_write(final, lambda f: pq.write_table(table, f))
         return final
 
     # -- reading -------------------------------------------------------------------------------------
@@ -122,15 +151,23 @@ class RunStore:
         return self.manifest["columns"]
 
     def read_table(self):
-        """All rows of this run as one Arrow table with the run's columns (parts read from disk)."""
+        """All rows of this run as one Arrow table with the run's columns (parts read from disk). A part
+        that is unreadable, foreign (not a planned case, or rows of another run or case) is refused by name
+        with the command that moves it aside and reruns it."""
         import pyarrow as pa
 
         from normbench.results.schema import arrow_schema, conform
 
         columns = self.columns
         tables = []
+        planned = self.planned_case_ids()
+        resume = (
+            f"`normbench run --resume {self.run_id} --results {self.path.parent}` moves it aside, reruns it"
+        )
         for part in sorted(self.parts.glob("*.parquet")):
-            table = _read_part(part)
+            table = _read_part(part, resume)
+            if (reason := rows_problem(table, part, self.run_id, planned)) is not None:
+                raise NormbenchError(printable(f"{part}: {reason}; {resume}"))
             meta = table.schema.metadata or {}
             version = int(meta.get(b"normbench_schema_version", b"0"))
             check_schema_version(version, str(part))
@@ -157,14 +194,17 @@ def to_frame(table):
     return table.to_pandas(types_mapper=mapping.get, ignore_metadata=True)
 
 
-def _read_part(part: Path):
+def _read_part(part: Path, hint: str = ""):
     import pyarrow.parquet as pq
 
     try:
         return pq.read_table(part)
     except Exception as exc:
         reason = " ".join(str(exc).split())  # pyarrow's messages may end in a newline: keep one line
-        raise NormbenchError(f"{part}: unreadable result part ({type(exc).__name__}: {reason})") from None
+        text = f"{part}: unreadable result part ({type(exc).__name__}: {reason})" + (
+            f"; {hint}" if hint else ""
+        )
+        raise NormbenchError(printable(text)) from None
 
 
 def _derive_columns(store: RunStore) -> dict[str, str]:
@@ -209,12 +249,13 @@ def check_schema_version(version: Any, where: str) -> None:
 
 
 def list_run_ids(results_dir: Path) -> list[str]:
-    """Run ids in results_dir, oldest first (by the start time in each manifest)."""
+    """Run ids in results_dir, oldest first (by the start time in each manifest; a damaged manifest
+    sorts first, so `latest` never lands on it by accident)."""
     runs = []
     for manifest in Path(results_dir).glob("*/manifest.json"):
         try:
-            started = json.loads(manifest.read_text()).get("started", "")
-        except (OSError, json.JSONDecodeError):
+            started = str(read_manifest(manifest).get("started", ""))
+        except NormbenchError:
             started = ""
         runs.append((started, manifest.parent.name))
     return [name for _, name in sorted(runs)]

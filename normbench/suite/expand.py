@@ -25,6 +25,7 @@ class Case:
     bench_index: int
     case_id: str
     swept: tuple[str, ...] = ()  # the parameters the suite sweeps, shown in short labels
+    timeout_s: float | None = None  # a limit, not part of the case's identity (not in case_id)
 
     @property
     def label(self) -> str:
@@ -60,7 +61,7 @@ def expand_bench(spec: BenchSpec) -> Iterator[Case]:
             params = dict(zip(keys, values, strict=True))
             params.update({k: v for k, v in spec.params.items() if k not in params})
             cid = case_id(spec.kind, norm, impl, params, bench.identity(params))
-            yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys))
+            yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys), spec.timeout_s)
 
 
 def expand(suite: Suite) -> list[Case]:

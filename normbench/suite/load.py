@@ -7,6 +7,8 @@ Every problem is collected and reported at once, each with the file and its key 
 from __future__ import annotations
 
 import hashlib
+import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -14,10 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from normbench.errors import NormbenchError, Problem, SuiteError
-from normbench.suite.params import did_you_mean
+from normbench.suite.includes import IncludeCycle, load_includes, merge_includes, read_suite_text
+from normbench.suite.params import Param, did_you_mean
 
-TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include"}
-BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s"}
+BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
+# A suite expands to at most this many cases (NORMBENCH_MAX_CASES overrides): the count is a product of
+# list lengths, checked before anything is expanded, so a typo'd sweep is refused in milliseconds.
+MAX_CASES = int(os.environ.get("NORMBENCH_MAX_CASES", "100000"))
+# Values from the suite file outside the bench parameters go through the same validator as those.
+MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measured); 1024 ran fine
+THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
+TIMEOUT = Param(float, exclusive_minimum=0.0)
 
 
 @dataclass
@@ -30,6 +40,7 @@ class BenchSpec:
     norm_impls: list[tuple[str | None, str | None]]
     sweep: dict[str, list[Any]]
     params: dict[str, Any]
+    timeout_s: float | None = None  # per case; the bench's own, else the suite's `timeout_s`
 
 
 @dataclass
@@ -52,19 +63,28 @@ class Suite:
 def load_suite(path: str | Path) -> Suite:
     path = Path(path)
     try:
-        text = path.read_text()
+        text = read_suite_text(path)
     except FileNotFoundError:
         raise NormbenchError(f"{path}: no such suite file") from None
+    except IsADirectoryError:
+        raise NormbenchError(f"{path}: is a folder, not a suite file") from None
     except OSError as exc:
         raise NormbenchError(f"{path}: cannot read: {exc.strerror}") from None
     return parse_suite(text, str(path))
 
 
-def parse_suite(text: str, source: str = "<suite>", includes: dict[str, str] | None = None) -> Suite:
+def parse_suite(
+    text: str, source: str = "<suite>", includes: dict[str, str] | None = None, _chain: tuple[str, ...] = ()
+) -> Suite:
     """Parse and validate a suite. `includes` supplies included files' texts (a resumed run uses the texts
     stored in its manifest, not whatever the files say now); without it they are read from disk."""
+    chain = (*_chain, os.path.normpath(os.path.abspath(source)))
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise SuiteError(
+            source, [Problem("", "TOML syntax error: arrays or tables nested too deeply")]
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
@@ -72,53 +92,16 @@ def parse_suite(text: str, source: str = "<suite>", includes: dict[str, str] | N
         raise SuiteError(
             source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]
         ) from None
-    included = _load_includes(data, source, includes)
+    try:
+        included = load_includes(data, source, includes, chain)
+    except IncludeCycle as cycle:
+        if _chain:
+            raise
+        root = os.path.dirname(chain[0])
+        names = " -> ".join(os.path.relpath(c, root) for c in cycle.chain)
+        raise SuiteError(source, [Problem(f"include[{cycle.index}]", f"cycle {names}")]) from None
     suite = validate_suite(data, source, text, included_benches=sum(len(s.benches) for s in included))
-    return _merge_includes(suite, included)
-
-
-def _load_includes(
-    data: dict[str, Any], source: str, texts: dict[str, str] | None, depth: int = 0
-) -> list[Suite]:
-    """`include = ["stability.toml"]`: other suites (paths relative to this file) whose benches and claims
-    run first, lm-eval style. Each included file is validated on its own, so its problems name it."""
-    paths = data.get("include", [])
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise SuiteError(source, [Problem("include", "must be a list of suite file paths")])
-    if paths and depth > 8:
-        raise SuiteError(source, [Problem("include", "includes nest more than 8 deep (a cycle?)")])
-    suites = []
-    for j, rel in enumerate(paths):
-        path = str(Path(source).parent / rel)
-        if texts is not None and path in texts:
-            text = texts[path]
-        else:
-            try:
-                text = Path(path).read_text()
-            except OSError:
-                raise SuiteError(source, [Problem(f"include[{j}]", f"cannot read {path}")]) from None
-        suites.append(parse_suite(text, path, texts))
-    return suites
-
-
-def _merge_includes(suite: Suite, included: list[Suite]) -> Suite:
-    if not included:
-        return suite
-    benches = [b for s in included for b in s.benches] + suite.benches
-    seen: set[str] = set()
-    from normbench.suite.expand import expand_bench
-
-    for spec in benches:
-        ids = {c.case_id for c in expand_bench(spec)}
-        if ids & seen:
-            raise SuiteError(
-                suite.source, [Problem("include", f"{spec.label!r} repeats cases of an included suite")]
-            )
-        seen |= ids
-    claims = list(dict.fromkeys([c for s in included for c in s.claims] + suite.claims))
-    threads = suite.threads or next((s.threads for s in included if s.threads), None)
-    texts = {k: v for s in included for k, v in ({s.source: s.text} | s.includes).items()}
-    return Suite(suite.name, suite.description, suite.source, suite.text, benches, claims, threads, texts)
+    return merge_includes(suite, included)
 
 
 def validate_suite(data: dict[str, Any], source: str, text: str = "", included_benches: int = 0) -> Suite:
@@ -133,9 +116,8 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
     if not isinstance(description, str):
         problems.append(Problem("description", "must be a string"))
     claims = _validate_claims(data.get("claims", []), problems)
-    threads = data.get("threads")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        problems.append(Problem("threads", f"{threads!r} is not a positive integer"))
+    threads = _scalar(data, "threads", THREADS, "", problems)
+    timeout = _scalar(data, "timeout_s", TIMEOUT, "", problems)
     tables = data.get("bench")
     specs: list[BenchSpec] = []
     if included_benches and tables is None:
@@ -150,12 +132,42 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         for i, table in enumerate(tables):
             spec = _validate_bench(i, table, problems)
             if spec is not None:
+                spec.timeout_s = spec.timeout_s or timeout
                 specs.append(spec)
+    _check_size(specs, problems)
     if not problems:
         _check_cases(specs, problems)
     if problems:
         raise SuiteError(source, problems)
     return Suite(name.strip(), description, source, text, specs, claims, threads)
+
+
+def _scalar(table: dict[str, Any], key: str, spec: Param, where: str, problems: list[Problem]) -> Any:
+    """A scalar key outside a bench's parameters, through the same validator as the parameters."""
+    if key not in table:
+        return None
+    value, msg = spec.coerce(table[key])
+    if msg:
+        problems.append(Problem(f"{where}{key}", msg))
+    return value
+
+
+def _check_size(specs: list[BenchSpec], problems: list[Problem]) -> None:
+    """Refuse a suite above MAX_CASES from the product of its list lengths, before expanding anything."""
+    sizes = [len(s.norm_impls) * math.prod(len(v) for v in s.sweep.values()) for s in specs]
+    total = sum(sizes)
+    if total > MAX_CASES:
+        biggest = max(range(len(specs)), key=sizes.__getitem__)
+        spec = specs[biggest]
+        factors = " × ".join(f"{len(v)} {k}" for k, v in spec.sweep.items())
+        problems.append(
+            Problem(
+                f"bench[{spec.index}]",
+                f"the suite expands to {total:,} cases (this bench: {sizes[biggest]:,} = "
+                f"{len(spec.norm_impls)} implementation(s) × {factors or '1'}); the cap is {MAX_CASES:,} "
+                "(NORMBENCH_MAX_CASES raises it)",
+            )
+        )
 
 
 def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:
@@ -201,6 +213,7 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
     label = table.get("label", kind)
     if not isinstance(label, str):
         problems.append(Problem(f"{where}.label", "must be a string"))
+    timeout = _scalar(table, "timeout_s", TIMEOUT, f"{where}.", problems)
     norm_impls = _validate_norms(where, bench, table, problems)
     sweep = _validate_values(where, "sweep", bench.params, table.get("sweep", {}), problems, as_list=True)
     params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
@@ -217,7 +230,7 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
         return None
     resolved = {k: v.default for k, v in bench.params.items() if not v.required and k not in sweep}
     resolved.update(params)
-    return BenchSpec(i, kind, label, norm_impls, sweep, resolved)
+    return BenchSpec(i, kind, label, norm_impls, sweep, resolved, timeout)
 
 
 def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str | None]]:
@@ -306,15 +319,21 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
             if not isinstance(value, list) or not value:
                 problems.append(Problem(path, "sweep values must be a non-empty list"))
                 continue
-            good = []
+            if len(value) > MAX_CASES:
+                problems.append(
+                    Problem(path, f"{len(value):,} values; a suite runs at most {MAX_CASES:,} cases")
+                )
+                continue
+            good, seen = [], set()  # a set: a list's `in` made a 10⁵-value sweep take minutes
             for j, item in enumerate(value):
                 coerced, msg = specs[key].coerce(item)
                 if msg:
                     problems.append(Problem(f"{path}[{j}]", msg))
-                elif coerced in good:
+                elif coerced in seen:
                     problems.append(Problem(f"{path}[{j}]", f"{item!r} is listed twice"))
                 else:
                     good.append(coerced)
+                    seen.add(coerced)
             out[key] = good
         else:
             if isinstance(value, (list, dict)):

@@ -4,6 +4,7 @@ expander (defaults) and `normbench list benches` all read the same specs."""
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 REQUIRED = object()
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+INT64 = (-(2**63), 2**63 - 1)  # integers are stored as int64 columns
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,13 @@ class Param:
             value = float(value)
         if not isinstance(value, self.type) or (self.type is int and isinstance(value, bool)):
             return None, f"{value!r} is not {_TYPE_NAMES.get(self.type, self.type.__name__)}"
+        # nan passes every comparison below (nan < minimum is False): refuse non-finite values first
+        if self.type is float and not math.isfinite(value):
+            return None, f"{value!r} is not a finite number"
+        if self.type is int and not INT64[0] <= value <= INT64[1]:
+            return None, f"{value} does not fit a 64-bit integer"
+        if self.type is str and "\x00" in value:
+            return None, f"{value!r} contains a NUL character"
         if self.choices and value not in self.choices:
             msg = f"{value!r} is not one of {', '.join(map(str, self.choices))}"
             return None, msg + did_you_mean(str(value), [str(c) for c in self.choices])

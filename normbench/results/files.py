@@ -1,0 +1,158 @@
+"""How result files reach the disk so that nothing finished is lost: every file is written under a unique
+temporary name, fsynced, renamed into place and its folder fsynced (a power loss leaves the old file or
+the new one, never a zero-length file under the final name); one writer per run folder, by an exclusive
+lock file holding the writer's pid and host."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from normbench.errors import NormbenchError
+
+LOCK_NAME = ".lock"
+
+
+def temp_name(path: Path) -> Path:
+    """A hidden name next to `path`, unique per writer: two processes never share a temporary file."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+
+
+def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """write(f) fills a temporary file; it is fsynced, renamed to `path`, and the folder fsynced."""
+    tmp = temp_name(path)
+    try:
+        with open(tmp, "xb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write(path, lambda f: f.write(text.encode()))
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable. Not every platform or file system can open a folder: then the
+    rename is as durable as the OS makes it."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Temporary files a killed writer left behind (only call while holding the run's lock)."""
+    for tmp in [*folder.glob(".*.tmp"), *folder.glob("parts/.*.tmp")]:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def check_writable(folder: Path) -> None:
+    """Write, fsync and remove a probe file in `folder`: a read-only folder is found before the first case
+    runs, not after it."""
+    probe = folder / "write-check"
+    try:
+        atomic_write_text(probe, "ok\n")
+        probe.unlink()
+    except OSError as exc:
+        raise NormbenchError(f"cannot write {folder}: {exc.strerror or exc}") from None
+
+
+def _holder(text: str) -> tuple[int | None, str]:
+    pid, _, host = text.strip().partition(" ")
+    return (int(pid) if pid.isdigit() else None), host
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def live_writer(folder: Path) -> int | None:
+    """The pid of the process writing this run folder now (from its lock file), or None: a lock left by a
+    process that is gone (kill -9, power loss) counts as no writer. Only a process on this host can be
+    checked; a writer on another host is taken at its word."""
+    try:
+        pid, host = _holder((folder / LOCK_NAME).read_text())
+    except (OSError, UnicodeDecodeError):
+        return None
+    if pid is None:
+        return None
+    if host and host != socket.gethostname():
+        return pid
+    return pid if pid_alive(pid) else None
+
+
+class RunLock:
+    """An exclusive lock on a run folder (fcntl.flock on `.lock`, which holds "pid host"). The kernel drops
+    a flock when its process dies, so a lock from a killed writer is taken over, with a message; a second
+    live writer gets a NormbenchError naming the pid that holds the run."""
+
+    def __init__(self, folder: Path, run_id: str, say: Callable[[str], None] = print):
+        self.folder, self.run_id, self.say = folder, run_id, say
+        self.fd: int | None = None
+
+    def __enter__(self) -> RunLock:
+        import fcntl
+
+        path = self.folder / LOCK_NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise NormbenchError(f"cannot write {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid, host = _holder(os.pread(fd, 200, 0).decode(errors="replace"))
+            os.close(fd)
+            where = f" on {host}" if host and host != socket.gethostname() else ""
+            raise NormbenchError(
+                f"run {self.run_id} is being written by pid {pid if pid is not None else '?'}{where}; "
+                "wait for it to finish (or stop it) before resuming"
+            ) from None
+        old_pid, _ = _holder(os.pread(fd, 200, 0).decode(errors="replace"))
+        if old_pid is not None and old_pid != os.getpid():
+            self.say(
+                f"note: run {self.run_id} was left locked by pid {old_pid}, which has ended; taking it over"
+            )
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
+        os.fsync(fd)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        if self.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(self.fd, 0)  # a clean exit leaves no pid behind: nothing to take over
+        with contextlib.suppress(OSError):
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        self.fd = None
