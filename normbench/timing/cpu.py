@@ -2,7 +2,12 @@
 the clock's resolution and the loop's own overhead), then take `samples` samples and keep them all.
 
 Cold-cache mode (timer_for(..., cache="cold")) passes a flush as `between` and fixes inner = 1: with an
-inner loop only the first call of each sample would find a cold cache."""
+inner loop only the first call of each sample would find a cold cache.
+
+Before its first warm-up call the timer applies the process's allocator policy (timing/process.py); after
+the warm-up it keeps calling until a call maps no fresh page (`settle`), and it counts the minor page
+faults of the timed calls only (warm-up and calibration excluded):
+Samples.extra["minor_faults"] over Samples.extra["timed_calls"] calls."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from normbench.timing import Samples
+from normbench.timing.process import keep_allocator_warm, minor_faults
 
 
 class CpuTimer:
@@ -33,6 +39,18 @@ class CpuTimer:
         self.between = between
         self.inner = inner
 
+    def settle(self, fn: Callable[[], object], max_calls: int = 8) -> int:
+        """Call fn until one call takes no minor page fault (at most max_calls): the first calls after
+        other work find the heap laid out differently and map fresh pages; the timed calls should not.
+        Returns the calls made. A fn that faults on every call (the allocator policy not applied) stops at
+        max_calls, and its timed samples then record the faults."""
+        for calls in range(1, max_calls + 1):
+            before = minor_faults()
+            fn()
+            if minor_faults() == before:
+                return calls
+        return max_calls
+
     def calibrate(self, fn: Callable[[], object]) -> int:
         """Smallest power-of-two-ish inner count whose loop takes >= min_sample_s."""
         inner = 1
@@ -52,12 +70,18 @@ class CpuTimer:
         return (time.perf_counter_ns() - t0) * 1e-9
 
     def measure(self, fn: Callable[[], object]) -> Samples:
+        keep_allocator_warm()
         for _ in range(self.warmup):
             fn()
+        self.settle(fn)
         inner = self.inner or self.calibrate(fn)
         times = []
+        faults = 0
         for _ in range(self.samples):
             if self.between is not None:
-                self.between()
+                self.between()  # outside the fault count too: a flush touches only its own, mapped buffer
+            before = minor_faults()
             times.append(self._run(fn, inner) / inner)
-        return Samples(times, inner, self.name, self.warmup)
+            faults += minor_faults() - before
+        extra = {"minor_faults": faults, "timed_calls": inner * self.samples}
+        return Samples(times, inner, self.name, self.warmup, extra)
