@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from normbench.analysis.tables import Table, format_seconds
 
-KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "tokens", "hidden"]
+KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "hidden"]
 IMPLAUSIBLE = "⚠ above copy"
 
 
@@ -25,7 +25,7 @@ def latency_tables(frame, opts) -> list[Table]:
         return []
     keys, fixed = _varying_keys(ok)
     cases = _case_frame(ok, keys)
-    notes = [f"Machine: {opts.machine}." if opts.machine else "", _fixed_note(fixed)]
+    notes = [f"Machine: {opts.machine}." if opts.machine else "", _fixed_note(fixed), *_process_notes(cases)]
     tables = _grid_tables(cases, keys, opts, notes) + [
         _head_to_head(cases, keys, notes),
         _per_impl(cases, keys),
@@ -33,6 +33,25 @@ def latency_tables(frame, opts) -> list[Table]:
     if "err_abs" in set(ok["metric"]):
         tables.append(_accuracy(ok, cases, keys))
     return tables
+
+
+def _process_notes(cases) -> list[str]:
+    """The fast preset, said plainly; and the cases whose timed calls took page faults (timing/process.py)."""
+    notes = []
+    if "preset" in cases.columns and (cases["preset"] == "fast").any():
+        n = int((cases["preset"] == "fast").sum())
+        notes.append(
+            f"Preset fast ({n} of {len(cases)} cases): times only; no accuracy check, peak memory or copy probe."
+        )
+    if "faulted" in cases.columns and (cases["faulted"] == 1).any():
+        hit = cases[cases["faulted"] == 1]
+        labels = ", ".join(
+            f"{c} {t}x{h}" for c, t, h in zip(hit["column"], hit["tokens"], hit["hidden"], strict=True)
+        )
+        notes.append(
+            f"⚠ Page faults in every timed call (fresh memory mapped per call; see README): {labels}."
+        )
+    return notes
 
 
 def _varying_keys(ok):

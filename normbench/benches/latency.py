@@ -139,12 +139,17 @@ class Latency(Bench):
         fns = {"norm": step}
         if p["copy_probe"]:
             fns["copy"] = copy_step(x, p["mode"])
-        # A defined state before timing: the accuracy check's temporaries and earlier cases' garbage freed
-        # (their memory stays with the allocator, see timing/process.py), nothing else allocated meanwhile.
-        gc.collect()
+        # A defined state before timing: the accuracy check's temporaries are freed by reference counting as
+        # it returns (their memory stays with the allocator, see timing/process.py); a young-generation
+        # collection frees recent reference cycles. A full collection would cost ~0.25 s per case once torch
+        # is imported, and the timer keeps the collector off while it times.
+        gc.collect(1)
         extra_bytes = resident_extra_bytes(acc, fns.get("copy"), timer, ctx.memo)
-        # graph mode captures new graphs at every round: one round there
-        rounds = 1 if p["cuda_graph"] else max(1, min(5, p["samples"] // 3))
+        # Rounds alternate the norm with its copy probe; a lone callable gains nothing from them (its samples
+        # are back to back either way) and would pay a re-warm-up per round. Graph mode captures new graphs
+        # at every round: one round there.
+        alone = len(fns) == 1 or p["cuda_graph"]
+        rounds = 1 if alone else max(1, min(5, p["samples"] // 3))
         with grad_context():
             measured = measure_interleaved(timer, fns, rounds)
         samples = measured["norm"]

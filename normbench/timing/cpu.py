@@ -11,6 +11,7 @@ Samples.extra["minor_faults"] over Samples.extra["timed_calls"] calls."""
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections.abc import Callable
@@ -38,16 +39,21 @@ class CpuTimer:
         self.min_sample_s = min_sample_s
         self.between = between
         self.inner = inner
+        self.quiet_calls = 2  # consecutive fault-free calls `settle` waits for
 
-    def settle(self, fn: Callable[[], object], max_calls: int = 8) -> int:
-        """Call fn until one call takes no minor page fault (at most max_calls): the first calls after
-        other work find the heap laid out differently and map fresh pages; the timed calls should not.
-        Returns the calls made. A fn that faults on every call (the allocator policy not applied) stops at
-        max_calls, and its timed samples then record the faults."""
+    def settle(self, fn: Callable[[], object], max_calls: int = 10) -> int:
+        """Call fn until `self.quiet_calls` calls in a row take no minor page fault (at most max_calls).
+        The first calls after other work find the heap laid out differently and map fresh pages; glibc
+        (before 2.38) can also take a few alloc/free cycles of an aligned block before it reuses one
+        (fault, none, fault, fault, none, none, ...), hence two quiet calls in a row by default. The timed
+        calls should map nothing. A fn that faults on every call (the allocator policy not applied) stops at
+        max_calls, and its timed samples then record the faults. Returns the calls made."""
+        quiet = 0
         for calls in range(1, max_calls + 1):
             before = minor_faults()
             fn()
-            if minor_faults() == before:
+            quiet = quiet + 1 if minor_faults() == before else 0
+            if quiet >= self.quiet_calls:
                 return calls
         return max_calls
 
@@ -64,10 +70,19 @@ class CpuTimer:
 
     @staticmethod
     def _run(fn: Callable[[], object], inner: int) -> float:
-        t0 = time.perf_counter_ns()
-        for _ in range(inner):
-            fn()
-        return (time.perf_counter_ns() - t0) * 1e-9
+        """Seconds for `inner` calls, with Python's garbage collector off (as timeit and
+        torch.utils.benchmark do): a full collection, ~0.25 s in a process that imported torch, would
+        otherwise land in whichever sample crossed the collector's allocation threshold."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            t0 = time.perf_counter_ns()
+            for _ in range(inner):
+                fn()
+            return (time.perf_counter_ns() - t0) * 1e-9
+        finally:
+            if enabled:
+                gc.enable()
 
     def measure(self, fn: Callable[[], object]) -> Samples:
         keep_allocator_warm()
