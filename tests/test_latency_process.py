@@ -53,14 +53,22 @@ def test_default_malloc_faults_every_call_and_the_timer_counts_it(child_env):
 def test_fault_rows_and_flag_from_the_counts():
     from normbench.benches._process import process_rows
 
-    def samples(faults, calls):
-        return Samples([1e-3], 1, "t", 0, {"minor_faults": faults, "timed_calls": calls})
+    def samples(faults, fault_samples, calls, n=4):
+        extra = {"minor_faults": faults, "fault_samples": fault_samples, "timed_calls": calls}
+        return Samples([1e-3] * n, 1, "t", 0, extra)
 
-    rows = {r["metric"]: r["value"] for r in process_rows({"norm": samples(0, 8), "copy": samples(0, 4)}, 64)}
+    def rows_of(measured):
+        return {r["metric"]: r["value"] for r in process_rows(measured, 64)}
+
+    rows = rows_of({"norm": samples(0, 0, 8), "copy": samples(0, 0, 4)})
     assert rows["faults_per_call"] == 0 and rows["copy_faults_per_call"] == 0 and rows["faulted"] == 0
     assert rows["resident_extra_bytes"] == 64
-    rows = {r["metric"]: r["value"] for r in process_rows({"norm": samples(4096, 4)}, 0)}
-    assert rows["faults_per_call"] == 1024 and rows["faulted"] == 1
+    rows = rows_of({"norm": samples(4096, 4, 4)})  # every sample faulted: systematic
+    assert rows["faults_per_call"] == 1024 and rows["fault_samples"] == 4 and rows["faulted"] == 1
+    rows = rows_of({"norm": samples(0, 0, 4), "copy": samples(4096, 1, 8)})  # one in four of the copy's
+    assert rows["copy_faults_per_call"] == 512 and rows["faulted"] == 1
+    rows = rows_of({"norm": samples(4096, 1, 10, n=10)})  # one stray event in 10 samples: recorded only
+    assert rows["faults_per_call"] == 409.6 and rows["fault_samples"] == 1 and rows["faulted"] == 0
 
 
 @pytest.mark.parametrize("samples,rounds", [(10, 3), (7, 2), (15, 5), (4, 4)])

@@ -19,8 +19,9 @@ def test_measure_ops_times_both_timers_on_a_tiny_op():
         assert r["normbench"] > 0 and r["torch"] > 0 and r["faults_per_call"] >= 0
 
 
-def _proc(order, nb, tu, faults=0.0):
-    return {"order": order, "results": {"op": {"normbench": nb, "torch": tu, "faults_per_call": faults}}}
+def _proc(order, nb, tu, faults=0.0, share=0.0):
+    result = {"normbench": nb, "torch": tu, "faults_per_call": faults, "fault_share": share}
+    return {"order": order, "results": {"op": result}}
 
 
 def test_summary_is_the_closed_form_of_the_process_medians():
@@ -43,8 +44,10 @@ def test_verdict_ok_when_within_five_percent_everywhere():
     procs = [_proc("forward", 1.00, 1.01), _proc("reversed", 1.02, 1.00), _proc("forward", 1.01, 0.99)]
     (row,) = sc.summarize(procs)
     assert sc.verdict(row) == "ok"
-    (row,) = sc.summarize([_proc("forward", 1.0, 1.0, faults=2048.0), _proc("reversed", 1.0, 1.0)])
+    (row,) = sc.summarize([_proc("forward", 1.0, 1.0, 2048.0, 0.5), _proc("reversed", 1.0, 1.0)])
     assert sc.verdict(row) == "faults"
+    (row,) = sc.summarize([_proc("forward", 1.0, 1.0, 136.0, 0.05), _proc("reversed", 1.0, 1.0)])
+    assert sc.verdict(row) == "ok"  # one stray fault event in 20 samples is recorded, not flagged
 
 
 def test_cv_of_constant_and_single_values():

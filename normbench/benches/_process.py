@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 def process_rows(measured: dict, extra_bytes: int) -> list[dict]:
-    """Page faults per timed call (norm and copy probe), the `faulted` flag, the allocator policy in force
+    """Page faults per timed call and the samples that took any (norm and copy probe), the `faulted` flag
+    (a quarter of either's samples or more faulted), the allocator policy in force
     and the bytes the harness kept resident beside the case's tensors while timing (timing/process.py)."""
-    from normbench.timing.process import FAULTS_PER_CALL_FLAG, keep_allocator_warm
+    from normbench.timing.process import FAULT_SAMPLES_FLAG, keep_allocator_warm
 
     rows, faulted = [], False
     for name, prefix in (("norm", ""), ("copy", "copy_")):
@@ -14,8 +15,16 @@ def process_rows(measured: dict, extra_bytes: int) -> list[dict]:
         if s is None or "timed_calls" not in s.extra:
             continue
         per_call = s.extra["minor_faults"] / max(1, s.extra["timed_calls"])
-        faulted = faulted or per_call >= FAULTS_PER_CALL_FLAG
-        rows.append({"metric": f"{prefix}faults_per_call", "unit": "faults", "value": per_call})
+        share = s.extra.get("fault_samples", 0) / max(1, len(s.times))
+        faulted = faulted or share >= FAULT_SAMPLES_FLAG
+        rows += [
+            {"metric": f"{prefix}faults_per_call", "unit": "faults", "value": per_call},
+            {
+                "metric": f"{prefix}fault_samples",
+                "unit": "samples",
+                "value": float(s.extra.get("fault_samples", 0)),
+            },
+        ]
     if rows:
         policy = keep_allocator_warm()
         rows += [

@@ -13,7 +13,7 @@ Each case stores, besides the raw time samples:
   * the first call's time (the compile time of torch.compile'd implementations, never part of latency);
   * the peak memory one call allocates (benches/_memory.py);
   * the process state behind the time (timing/process.py): minor page faults per timed call of the norm
-    and of the copy probe, `faulted` when either mapped fresh memory on every call, whether the allocator
+    and of the copy probe and the samples that took any, `faulted` when a quarter of either's samples did, whether the allocator
     policy was in force, and `resident_extra_bytes`, what the harness keeps alive beside the case's own
     tensors while it times (the outputs kept for the re-check, the memoised float64 references, the copy
     probe's gradient tensors, the cold-cache flush buffer).

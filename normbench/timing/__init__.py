@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # Samples.extra counters that add up over the rounds of measure_interleaved
-SUMMED_EXTRAS = ("minor_faults", "timed_calls")
+SUMMED_EXTRAS = ("minor_faults", "fault_samples", "timed_calls")
 
 
 @dataclass
@@ -56,7 +56,7 @@ def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
     other processes, which drifts over seconds on a shared machine, falls on all of them alike (a norm and
     its copy probe, a block and its Linear). The first round warms up and calibrates each callable; later
     rounds reuse its inner count, with one warm-up call to re-warm the caches the other callables just
-    used. Counters in Samples.extra (minor_faults, timed_calls) are summed over the rounds; other extras
+    used. Counters in Samples.extra (SUMMED_EXTRAS) are summed over the rounds; other extras
     keep the last round's value. Returns name -> Samples, raw times in order."""
     import copy
 

@@ -7,7 +7,8 @@ inner loop only the first call of each sample would find a cold cache.
 Before its first warm-up call the timer applies the process's allocator policy (timing/process.py); after
 the warm-up it keeps calling until a call maps no fresh page (`settle`), and it counts the minor page
 faults of the timed calls only (warm-up and calibration excluded):
-Samples.extra["minor_faults"] over Samples.extra["timed_calls"] calls."""
+Samples.extra["minor_faults"] over Samples.extra["timed_calls"] calls, in Samples.extra["fault_samples"]
+of the samples."""
 
 from __future__ import annotations
 
@@ -91,12 +92,13 @@ class CpuTimer:
         self.settle(fn)
         inner = self.inner or self.calibrate(fn)
         times = []
-        faults = 0
+        faults = fault_samples = 0
         for _ in range(self.samples):
             if self.between is not None:
                 self.between()  # outside the fault count too: a flush touches only its own, mapped buffer
             before = minor_faults()
             times.append(self._run(fn, inner) / inner)
             faults += minor_faults() - before
-        extra = {"minor_faults": faults, "timed_calls": inner * self.samples}
+            fault_samples += minor_faults() > before
+        extra = {"minor_faults": faults, "fault_samples": fault_samples, "timed_calls": inner * self.samples}
         return Samples(times, inner, self.name, self.warmup, extra)

@@ -5,7 +5,8 @@ processes that take the ops in forward and in reversed order. From the per-proce
     agreement         normbench / torch.utils.benchmark, per op (median over processes; 1.00 = agree)
     order             normbench's median with the ops in forward order / in reversed order, per op
     spread            coefficient of variation of each timer's medians across processes (run-to-run)
-    faults per call   minor page faults of normbench's timed calls (0 with the allocator policy)
+    faults per call   minor page faults of normbench's timed calls (0 with the allocator policy), and
+                      the share of its samples that took any (a quarter or more: "faults")
 
 Both timers run at the same thread count, one measurement at a time. The ops are normbench's own norm
 implementations on (tokens, hidden) inputs, in inference mode; the defaults include the shapes where
@@ -30,6 +31,7 @@ DEFAULT_OPS = (
     ("identity", "copy", 4096, 1024),
 )
 AGREE_WITHIN = 0.05  # the goal: within 5% of torch.utils.benchmark, in either order
+FAULT_SAMPLES_FLAG = 0.25  # as timing/process.py: a quarter of the samples faulted = systematic
 
 
 @dataclass(frozen=True)
@@ -83,15 +85,22 @@ def time_op(call, *, pairs: int, samples: int, min_run_time: float, threads: int
 
     from normbench.timing.cpu import CpuTimer
 
-    ours, theirs, faults, calls = [], [], 0, 0
+    ours, theirs, faults, calls, fault_samples, n = [], [], 0, 0, 0, 0
     timer = Timer("call()", globals={"call": call}, num_threads=threads)
     for _ in range(pairs):
         s = CpuTimer(samples=samples).measure(call)
         ours.append(statistics.median(s.times))
         faults += s.extra["minor_faults"]
         calls += s.extra["timed_calls"]
+        fault_samples += s.extra["fault_samples"]
+        n += len(s.times)
         theirs.append(timer.blocked_autorange(min_run_time=min_run_time).median)
-    return {"normbench": ours, "torch": theirs, "faults_per_call": faults / max(1, calls)}
+    return {
+        "normbench": ours,
+        "torch": theirs,
+        "faults_per_call": faults / max(1, calls),
+        "fault_share": fault_samples / max(1, n),
+    }
 
 
 def measure_ops(
@@ -109,6 +118,7 @@ def measure_ops(
             "normbench": statistics.median(r["normbench"]),
             "torch": statistics.median(r["torch"]),
             "faults_per_call": r["faults_per_call"],
+            "fault_share": r["fault_share"],
         }
         del call
     return out
@@ -187,6 +197,7 @@ def summarize(processes: list[dict]) -> list[dict]:
                 "cv_normbench": cv([r["normbench"] for r in per]),
                 "cv_torch": cv([r["torch"] for r in per]),
                 "faults_per_call": max(r["faults_per_call"] for r in per),
+                "fault_share": max(r.get("fault_share", 0.0) for r in per),
             }
         )
     return rows
@@ -204,7 +215,7 @@ def verdict(row: dict, within: float = AGREE_WITHIN) -> str:
     # with a handful of processes a CV is itself uncertain by about that much
     if row["cv_normbench"] > max(within, 1.25 * row["cv_torch"]):
         problems.append("spread")
-    if row["faults_per_call"] >= 1:
+    if row.get("fault_share", 0.0) >= FAULT_SAMPLES_FLAG:
         problems.append("faults")
     return ", ".join(problems) or "ok"
 
