@@ -81,6 +81,6 @@ def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
             if r == 0:
                 t.warmup = min(t.warmup, 1)
                 t.inner = s.inner
-                if hasattr(t, "quiet_calls"):  # the heap has settled in round 0: one quiet call will do
-                    t.quiet_calls = 1
+                if hasattr(t, "quiet_calls"):  # the heap has settled in round 0: a short check will do
+                    t.quiet_calls, t.settle_max = 1, 3
     return merged

@@ -5,7 +5,7 @@ Cold-cache mode (timer_for(..., cache="cold")) passes a flush as `between` and f
 inner loop only the first call of each sample would find a cold cache.
 
 Before its first warm-up call the timer applies the process's allocator policy (timing/process.py); after
-the warm-up it keeps calling until a call maps no fresh page (`settle`), and it counts the minor page
+the warm-up it keeps calling until two calls in a row map no fresh page (`settle`), and it counts the minor page
 faults of the timed calls only (warm-up and calibration excluded):
 Samples.extra["minor_faults"] over Samples.extra["timed_calls"] calls, in Samples.extra["fault_samples"]
 of the samples."""
@@ -40,23 +40,27 @@ class CpuTimer:
         self.min_sample_s = min_sample_s
         self.between = between
         self.inner = inner
-        self.quiet_calls = 2  # consecutive fault-free calls `settle` waits for
+        self.quiet_calls = 2  # consecutive fault-free calls `settle` waits for ...
+        self.settle_max = 10  # ... making at most this many calls
 
-    def settle(self, fn: Callable[[], object], max_calls: int = 10) -> int:
-        """Call fn until `self.quiet_calls` calls in a row take no minor page fault (at most max_calls).
+    def settle(self, fn: Callable[[], object]) -> int:
+        """Call fn until `self.quiet_calls` calls in a row take no minor page fault (at most settle_max).
         The first calls after other work find the heap laid out differently and map fresh pages; glibc
         (before 2.38) can also take a few alloc/free cycles of an aligned block before it reuses one
         (fault, none, fault, fault, none, none, ...), hence two quiet calls in a row by default. The timed
-        calls should map nothing. A fn that faults on every call (the allocator policy not applied) stops at
-        max_calls, and its timed samples then record the faults. Returns the calls made."""
+        calls should map nothing. Without the allocator policy a large temporary faults on every call and
+        waiting cannot help: then nothing is done, and the timed samples record the faults. Returns the
+        calls made."""
+        if not keep_allocator_warm()["applied"]:
+            return 0
         quiet = 0
-        for calls in range(1, max_calls + 1):
+        for calls in range(1, self.settle_max + 1):
             before = minor_faults()
             fn()
             quiet = quiet + 1 if minor_faults() == before else 0
             if quiet >= self.quiet_calls:
                 return calls
-        return max_calls
+        return self.settle_max
 
     def calibrate(self, fn: Callable[[], object]) -> int:
         """Smallest power-of-two-ish inner count whose loop takes >= min_sample_s."""
