@@ -36,8 +36,10 @@ def test_allocator_policy_leaves_timed_calls_without_page_faults():
 
 @pytest.mark.slow
 def test_default_malloc_faults_every_call_and_the_timer_counts_it(child_env):
-    """The same 40 MiB temporary in a fresh process with NORMBENCH_ALLOCATOR=default: glibc maps it with mmap
-    and unmaps it at free, so each call faults in all 10240 of its 4 KiB pages (fewer with huge pages)."""
+    """A 40 MiB temporary in a fresh process with NORMBENCH_ALLOCATOR=default: glibc serves it with mmap and
+    unmaps it at free (it is above the largest dynamic threshold), so every call faults in its 10240 pages.
+    (Below 32 MiB the outcome varies from one fresh process to the next, which is the point of the policy:
+    RMSNorm 512x1024 took ~1000 faults per call in some processes and ~5 in others.)"""
     code = (
         "import json, torch\nfrom normbench.timing.cpu import CpuTimer\n"
         f"fn = lambda: torch.empty({BIG}).fill_(1.0)\n"
@@ -47,7 +49,12 @@ def test_default_malloc_faults_every_call_and_the_timer_counts_it(child_env):
     env = child_env(NORMBENCH_ALLOCATOR="default")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     extra = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert extra["minor_faults"] / extra["timed_calls"] >= 1
+    assert extra["minor_faults"] / extra["timed_calls"] >= 1 and extra["fault_samples"] == 3
+
+
+def test_a_case_with_megabyte_temporaries_takes_no_faults_under_the_policy():
+    m, _, status, _ = run("latency", "rmsnorm", "module", tokens=512, hidden=1024, preset="fast")
+    assert status == "ok" and m["allocator_warm"] == 1 and m["faulted"] == 0
 
 
 def test_fault_rows_and_flag_from_the_counts():
