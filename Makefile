@@ -41,7 +41,7 @@ gpu-check:
 selfcheck:
 	$(NB) selfcheck
 
-# Issue 16's goals in one command (~10 minutes on 2 cores): agreement, five-run CV, forward vs reversed,
+# Issue 16's goals in one command (~3 minutes on 2 cores): agreement, five-run CV, forward vs reversed,
 # the 12-case grid's wall time vs a blocked_autorange script, defaults and fast preset.
 selfcheck-bench:
 	$(PY) scripts/latency_trust.py
