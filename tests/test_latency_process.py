@@ -169,3 +169,29 @@ def test_only_an_unsupported_dtype_or_device_skips(exc, skipped):
     else:
         with pytest.raises(type(exc)):
             first_call(Raising(), "x", p, x, torch.no_grad)
+
+
+def test_report_labels_the_fast_preset_and_lists_faulted_cases():
+    import pandas as pd
+
+    from normbench.analysis.tables import ReportOptions
+    from normbench.benches.latency import Latency
+
+    case = make_case("latency", "rmsnorm", "module", tokens=8, hidden=16, preset="fast")
+    base = {
+        **case.params,
+        "case_id": "c",
+        "norm": "rmsnorm",
+        "impl": "module",
+        "status": "ok",
+        "sample": None,
+    }
+    rows = [("time_median", 2e-6), ("time_min", 1e-6), ("time_iqr", 0.0), ("gbps", 1.0), ("faulted", 1.0)]
+    frame = pd.DataFrame([{**base, "unit": "", "metric": m, "value": v} for m, v in rows])
+    notes = Latency().report(frame, ReportOptions(machine="test"))[0].notes
+    assert any(n.startswith("Preset fast (1 of 1 cases): times only") for n in notes)
+    assert any(n.startswith("⚠ Page faults") and "rmsnorm:module fwd 8x16" in n for n in notes)
+    frame.loc[frame["metric"] == "faulted", "value"] = 0.0
+    frame["preset"] = "full"
+    notes = Latency().report(frame, ReportOptions(machine="test"))[0].notes
+    assert not any("Preset fast" in n or "Page faults" in n for n in notes)

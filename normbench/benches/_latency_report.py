@@ -25,7 +25,11 @@ def latency_tables(frame, opts) -> list[Table]:
         return []
     keys, fixed = _varying_keys(ok)
     cases = _case_frame(ok, keys)
-    notes = [f"Machine: {opts.machine}." if opts.machine else "", _fixed_note(fixed), *_process_notes(cases)]
+    notes = [
+        f"Machine: {opts.machine}." if opts.machine else "",
+        _fixed_note(fixed),
+        *_process_notes(ok, cases),
+    ]
     tables = _grid_tables(cases, keys, opts, notes) + [
         _head_to_head(cases, keys, notes),
         _per_impl(cases, keys),
@@ -35,21 +39,25 @@ def latency_tables(frame, opts) -> list[Table]:
     return tables
 
 
-def _process_notes(cases) -> list[str]:
+def _process_notes(ok, cases) -> list[str]:
     """The fast preset, said plainly; and the cases whose timed calls took page faults (timing/process.py)."""
     notes = []
-    if "preset" in cases.columns and (cases["preset"] == "fast").any():
-        n = int((cases["preset"] == "fast").sum())
+    if "preset" in ok.columns and (ok["preset"] == "fast").any():
+        n = ok.loc[ok["preset"] == "fast", "case_id"].nunique()
         notes.append(
             f"Preset fast ({n} of {len(cases)} cases): times only; no accuracy check, peak memory or copy probe."
         )
     if "faulted" in cases.columns and (cases["faulted"] == 1).any():
         hit = cases[cases["faulted"] == 1]
+        mode_of = ok.drop_duplicates("case_id").set_index("case_id")["mode"] if "mode" in ok.columns else {}
+        modes = [mode_of.get(c, "") for c in hit["case_id"]]
         labels = ", ".join(
-            f"{c} {t}x{h}" for c, t, h in zip(hit["column"], hit["tokens"], hit["hidden"], strict=True)
+            f"{c} {m} {t}x{h}".replace("  ", " ")
+            for c, m, t, h in zip(hit["column"], modes, hit["tokens"], hit["hidden"], strict=True)
         )
         notes.append(
-            f"⚠ Page faults in every timed call (fresh memory mapped per call; see README): {labels}."
+            "⚠ Page faults in a quarter or more of the timed samples (memory mapped afresh while timing; "
+            f"see README, Measuring honestly): {labels}."
         )
     return notes
 
