@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test smoke lint bench bench-compare bench-ray gpu-check clean
+.PHONY: setup test smoke lint bench bench-compare bench-ray gpu-check clean selfcheck selfcheck-bench
 
 setup:
 	bash scripts/setup.sh
@@ -39,3 +39,13 @@ gpu-check:
 # Scale-out benchmark: one suite under the local and the Ray executor, wall times and speedup (idle machine).
 bench-ray:
 	$(PY) scripts/bench_ray.py
+
+# Can latency numbers be trusted here? normbench's timer vs torch.utils.benchmark in fresh processes, forward
+# and reversed op order (agreement, order-dependence, run-to-run spread). A benchmark, not a test.
+selfcheck:
+	$(NB) selfcheck
+
+# Issue 16's goals in one command (~3 minutes on 2 cores): agreement, five-run CV, forward vs reversed,
+# the 12-case grid's wall time vs a blocked_autorange script, defaults and fast preset.
+selfcheck-bench:
+	$(PY) scripts/latency_trust.py

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from normbench.analysis.tables import Table, format_seconds
 
-KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "tokens", "hidden"]
+KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "hidden"]
 IMPLAUSIBLE = "⚠ above copy"
 
 
@@ -25,7 +25,11 @@ def latency_tables(frame, opts) -> list[Table]:
         return []
     keys, fixed = _varying_keys(ok)
     cases = _case_frame(ok, keys)
-    notes = [f"Machine: {opts.machine}." if opts.machine else "", _fixed_note(fixed)]
+    notes = [
+        f"Machine: {opts.machine}." if opts.machine else "",
+        _fixed_note(fixed),
+        *_process_notes(ok, cases),
+    ]
     tables = _grid_tables(cases, keys, opts, notes) + [
         _head_to_head(cases, keys, notes),
         _per_impl(cases, keys),
@@ -33,6 +37,29 @@ def latency_tables(frame, opts) -> list[Table]:
     if "err_abs" in set(ok["metric"]):
         tables.append(_accuracy(ok, cases, keys))
     return tables
+
+
+def _process_notes(ok, cases) -> list[str]:
+    """The fast preset, said plainly; and the cases whose timed calls took page faults (timing/process.py)."""
+    notes = []
+    if "preset" in ok.columns and (ok["preset"] == "fast").any():
+        n = ok.loc[ok["preset"] == "fast", "case_id"].nunique()
+        notes.append(
+            f"Preset fast ({n} of {len(cases)} cases): times only; no accuracy check, peak memory or copy probe."
+        )
+    if "faulted" in cases.columns and (cases["faulted"] == 1).any():
+        hit = cases[cases["faulted"] == 1]
+        mode_of = ok.drop_duplicates("case_id").set_index("case_id")["mode"] if "mode" in ok.columns else {}
+        modes = [mode_of.get(c, "") for c in hit["case_id"]]
+        labels = ", ".join(
+            f"{c} {m} {t}x{h}".replace("  ", " ")
+            for c, m, t, h in zip(hit["column"], modes, hit["tokens"], hit["hidden"], strict=True)
+        )
+        notes.append(
+            "⚠ Page faults in a quarter or more of the timed samples (memory mapped afresh while timing; "
+            f"see README, Measuring honestly): {labels}."
+        )
+    return notes
 
 
 def _varying_keys(ok):

@@ -30,6 +30,21 @@ def check_dtype(dtype, device: str) -> None:
         raise SkipCase(f"bf16 is not supported on {torch.cuda.get_device_name()}")
 
 
+# torch's messages for a kernel missing for a dtype (AT_DISPATCH: "\"addmm_impl_cpu_\" not implemented for
+# 'Half'") or for a device backend (the dispatcher: "Could not run 'aten::x' with arguments from the 'CUDA'
+# backend"). Only these mean "this dtype or device is unsupported"; an implementation's own
+# NotImplementedError("todo") or any other error is a failure of the case.
+_UNSUPPORTED = (r"not implemented for '\w+'", r"could not run '[^']+' with arguments from the '\w+' backend")
+
+
+def unsupported_here(exc: BaseException) -> bool:
+    """True when exc says the case's dtype or device is unsupported by a kernel (then the case is skipped)."""
+    import re
+
+    text = str(exc).lower()
+    return any(re.search(pattern, text) for pattern in _UNSUPPORTED)
+
+
 def make_input(kind: str, tokens: int, hidden: int, *, dtype, device: str, seed: int, eps: float = 1e-5):
     """A (tokens, hidden) input of distribution `kind`, drawn in float32 on the device from a generator
     seeded with `seed` (so building norms never shifts it), then cast to dtype."""
@@ -64,7 +79,8 @@ def make_step(built, x, mode: str):
 
     fwd: y = fn(x). fwd+bwd: grads of x and of the parameters are reset to None, then y = fn(x) and
     y.backward(dy) with a fixed upstream gradient dy. step.clear_grads() drops the gradients the last call
-    left (so a memory probe starts from the resident tensors only)."""
+    left (so a memory probe starts from the resident tensors only); step.own_tensors lists the tensors the
+    step holds beyond x and the parameters."""
     import torch
 
     if mode == "fwd":
@@ -77,6 +93,7 @@ def make_step(built, x, mode: str):
                 _require_finite(built.fn(x), f"output {when}")
 
         step.clear_grads = lambda: None
+        step.own_tensors = []
         return step, check
 
     xg = x.detach().clone().requires_grad_(True)
@@ -99,6 +116,7 @@ def make_step(built, x, mode: str):
                 _require_finite(t.grad, f"parameter gradient {when}")
 
     step.clear_grads = clear_grads
+    step.own_tensors = [xg, dy]  # what this step holds beyond x and the parameters
     return step, check
 
 

@@ -11,7 +11,17 @@ Each case stores, besides the raw time samples:
   * accuracy against a float64 reference of the same norm (benches/_accuracy.py), re-checked after the
     timing loop;
   * the first call's time (the compile time of torch.compile'd implementations, never part of latency);
-  * the peak memory one call allocates (benches/_memory.py).
+  * the peak memory one call allocates (benches/_memory.py);
+  * the process state behind the time (timing/process.py): minor page faults per timed call of the norm
+    and of the copy probe and the samples that took any, `faulted` when a quarter of either's samples did, whether the allocator
+    policy was in force, and `resident_extra_bytes`, what the harness keeps alive beside the case's own
+    tensors while it times (the outputs kept for the re-check, the memoised float64 references, the copy
+    probe's gradient tensors, the cold-cache flush buffer).
+
+Preset `fast` times only: no accuracy check, peak memory or copy probe (the report labels such cases).
+An implementation that raises for the case's dtype or device (torch's "... not implemented for 'Half'",
+"Could not run ... with arguments from the 'X' backend") is `skipped` with the reason; any other
+exception, a NotImplementedError of its own included, is `failed`.
 """
 
 from __future__ import annotations
@@ -28,6 +38,9 @@ MODES = ("fwd", "fwd+bwd")
 # adds time). Both are stored for every case whatever the choice.
 STATS = ("median", "min")
 STAT_PARAM = Param(str, "median", choices=STATS, help="statistic of the raw samples behind GB/s and tables")
+# full: times, accuracy, peak memory and the copy probe. fast: times only (overrides copy_probe,
+# accuracy_rows and memory), for users who want a table quickly; the report labels these cases.
+PRESETS = ("full", "fast")
 
 
 @register_bench
@@ -71,6 +84,9 @@ class Latency(Bench):
         "accuracy_rows": Param(int, 4096, minimum=0, help="compare the first N rows with float64 (0 = off)"),
         "memory": Param(bool, True, help="measure the peak memory of one call"),
         "stat": STAT_PARAM,
+        "preset": Param(
+            str, "full", choices=PRESETS, help="fast = times only: no accuracy, memory or copy probe"
+        ),
     }
 
     def check_case(self, params, norm, impl):
@@ -79,15 +95,21 @@ class Latency(Bench):
         return []
 
     def run_case(self, case, ctx):
+        import gc
+
         import torch
 
+        from normbench.benches._accuracy import measure_accuracy, recheck, run_outputs
         from normbench.benches._memory import peak_memory_row
+        from normbench.benches._process import process_rows, resident_extra_bytes
         from normbench.benches._tensors import check_device, check_dtype, make_input
         from normbench.errors import UnavailableCase
         from normbench.norms import get_norm
         from normbench.timing import measure_interleaved, timer_for
+        from normbench.timing.process import keep_allocator_warm
 
-        p = case.params
+        p = effective_params(case.params)
+        keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy
         check_device(p["device"])
         norm = get_norm(case.norm)
         if missing := norm.impls[case.impl].missing_requirement():
@@ -108,7 +130,7 @@ class Latency(Bench):
             return torch.inference_mode(p["mode"] == "fwd")
 
         built, step, check, rows = first_call(norm, case.impl, p, x, grad_context)
-        acc = measure_accuracy(norm, case.impl, built, x, p) if p["accuracy_rows"] else None
+        acc = measure_accuracy(norm, case.impl, built, x, p, ctx.memo) if p["accuracy_rows"] else None
         timer = timer_for(
             p["device"],
             cache=p["cache"],
@@ -120,8 +142,17 @@ class Latency(Bench):
         fns = {"norm": step}
         if p["copy_probe"]:
             fns["copy"] = copy_step(x, p["mode"])
-        # graph mode captures new graphs at every round: one round there
-        rounds = 1 if p["cuda_graph"] else max(1, min(5, p["samples"] // 3))
+        # A defined state before timing: the accuracy check's temporaries are freed by reference counting as
+        # it returns (their memory stays with the allocator, see timing/process.py); a young-generation
+        # collection frees recent reference cycles. A full collection would cost ~0.25 s per case once torch
+        # is imported, and the timer keeps the collector off while it times.
+        gc.collect(1)
+        extra_bytes = resident_extra_bytes(acc, fns.get("copy"), timer, ctx.memo)
+        # Rounds alternate the norm with its copy probe; a lone callable gains nothing from them (its samples
+        # are back to back either way) and would pay a re-warm-up per round. Graph mode captures new graphs
+        # at every round: one round there.
+        alone = len(fns) == 1 or p["cuda_graph"]
+        rounds = 1 if alone else max(1, min(5, p["samples"] // 3))
         with grad_context():
             measured = measure_interleaved(timer, fns, rounds)
         samples = measured["norm"]
@@ -130,14 +161,13 @@ class Latency(Bench):
         if t <= 0:
             raise RuntimeError(f"{p['stat']} time {t:.3g} s: the flush's cost swamps the call (graph mode)")
         if acc is not None:
-            from normbench.benches._accuracy import recheck, run_outputs
-
             impl_cmp, acc_rows, (xa, dya) = acc
             change = recheck(impl_cmp, run_outputs(norm, built, xa, dya, p["mode"]))
             rows += acc_rows + [{"metric": "recheck_max_change", "unit": "abs", "value": change}]
 
         rows += timing_rows("time", samples)
         rows += bandwidth_rows(norm, case.impl, x, p, t, measured.get("copy"))
+        rows += process_rows(measured, extra_bytes)
         rows += [
             {"metric": k, "unit": "MHz", "value": v} for k, v in samples.extra.items() if k.endswith("_mhz")
         ]
@@ -160,12 +190,13 @@ class Latency(Bench):
 def first_call(norm, impl: str, p: dict, x, grad_context):
     """Build the implementation, give its parameters the case's values, and time its first call (for a
     torch.compile'd implementation that call compiles: `compile_s`, kept out of latency). A dtype or
-    device the implementation does not support is a skipped case, not a failed one."""
+    device the implementation does not support is a skipped case (see unsupported_here); any other
+    exception fails the case."""
     import time
 
     import torch
 
-    from normbench.benches._tensors import make_step, perturb_params
+    from normbench.benches._tensors import make_step, perturb_params, unsupported_here
     from normbench.errors import SkipCase
 
     dtype = x.dtype
@@ -182,7 +213,7 @@ def first_call(norm, impl: str, p: dict, x, grad_context):
         first = time.perf_counter() - start
         check("before timing")
     except (NotImplementedError, RuntimeError) as exc:
-        if "not implemented" in str(exc).lower() or isinstance(exc, NotImplementedError):
+        if unsupported_here(exc):
             raise SkipCase(f"{p['dtype']} on {p['device']}: {str(exc).splitlines()[0]}") from None
         raise
     rows = [{"metric": "first_call_s", "unit": "s", "value": first}]
@@ -201,37 +232,6 @@ def _dynamo_graphs() -> int:
 
     utils = sys.modules.get("torch._dynamo.utils")
     return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
-
-
-def measure_accuracy(norm, impl: str, built, x, p: dict):
-    """(the implementation's Comparison, accuracy rows, (input, upstream gradient)) on the first
-    `accuracy_rows` rows of the case's input; None for a norm without a float64 reference."""
-    import torch
-
-    from normbench.benches._accuracy import accuracy_rows, compare, reference_outputs, run_outputs
-    from normbench.benches._tensors import perturb_params
-
-    if not hasattr(norm, "reference"):
-        return None
-    xa = x[: min(p["tokens"], p["accuracy_rows"])]
-    g = torch.Generator(device=p["device"]).manual_seed(p["seed"] + 1)
-    dya = torch.randn(xa.shape, device=p["device"], generator=g).to(x.dtype)
-    ref = reference_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"])
-    impl_cmp = compare(run_outputs(norm, built, xa, dya, p["mode"]), ref)
-    eager_name = (
-        norm.eager_impl(impl)
-        if hasattr(norm, "eager_impl")
-        else ("module" if "module" in norm.impls else norm.baseline)
-    )
-    if eager_name == impl:
-        eager_cmp = impl_cmp
-    else:
-        eager = norm.build(eager_name, p["hidden"], eps=p["eps"], dtype=x.dtype, device=p["device"])
-        perturb_params(eager, p["seed"])
-        eager_cmp = compare(run_outputs(norm, eager, xa, dya, p["mode"]), ref)
-    rows = accuracy_rows(impl_cmp, eager_cmp, eager_name)
-    rows.append({"metric": "accuracy_rows", "unit": "rows", "value": float(xa.shape[0])})
-    return impl_cmp, rows, (xa, dya)
 
 
 def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[dict]:
@@ -265,6 +265,14 @@ def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[
             {"metric": "nominal_fraction", "unit": "ratio", "value": gbps / peak[0], "part": peak[1]},
         ]
     return rows
+
+
+def effective_params(params: dict) -> dict:
+    """The case's parameters with its preset applied: `fast` turns off accuracy, memory and the copy probe."""
+    p = dict(params)
+    if p.get("preset") == "fast":
+        p.update(copy_probe=False, accuracy_rows=0, memory=False)
+    return p
 
 
 def sample_stat(times, stat: str) -> float:

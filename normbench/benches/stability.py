@@ -13,10 +13,14 @@ per-layer values a `layer` and `site` column. See _training.py for the loop, _lm
 
 from __future__ import annotations
 
-from normbench.analysis.tables import Table
+from typing import TYPE_CHECKING
+
 from normbench.benches._lm import MODEL_PARAMS, LMBench, varying_keys
 from normbench.benches.base import CaseResult, register_bench
 from normbench.suite.params import Param
+
+if TYPE_CHECKING:  # pandas (behind Table) is imported by the report, not by validating a suite
+    from normbench.analysis.tables import Table
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _training.py (which imports torch)
 
@@ -168,6 +172,8 @@ def stability_tables(frame) -> list[Table]:
 
     import pandas as pd
 
+    from normbench.analysis.tables import Table
+
     frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
     if frame.empty:
         return []
@@ -226,6 +232,8 @@ def early_table(frame, keys) -> Table:
     """The model update at a few steps (DeepNet Fig. 4a: Post-LN's explodes at once, then barely moves) and
     the top block's gradient norm at step 1 (Fig. 3a), means over seeds."""
     import pandas as pd
+
+    from normbench.analysis.tables import Table
 
     updates = frame[frame["metric"] == "model_update"]
     last = int(updates["step"].max())

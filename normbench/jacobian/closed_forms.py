@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a formula runs: validating a suite reads FORMULAS without it
+    import torch
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ def _gain_is_constant(gamma: torch.Tensor) -> bool:
 #   gain γ, d ≥ 3: J = diag(γ)J₀, so σ_max ≤ max|γ|/s, with equality when |γ| is constant (diag(±c) is c
 #          times an orthogonal matrix). For a general γ there is no simple closed form: a bound.
 def layernorm(x, gamma, eps, extra) -> Closed:
+    import torch
+
     d = x.shape[-1]
     v = x.var(-1, unbiased=False)
     s = torch.sqrt(v + eps)
@@ -80,6 +83,8 @@ def layernorm(x, gamma, eps, extra) -> Closed:
 #   d = 1: J = γ·ε/(x²+ε)^{3/2} (the x^⊥ space is empty).
 #   gain: as for LayerNorm, max|γ|/r is exact for constant |γ| and a bound otherwise.
 def rmsnorm(x, gamma, eps, extra) -> Closed:
+    import torch
+
     d = x.shape[-1]
     ms = x.pow(2).mean(-1)
     r = torch.sqrt(ms + eps)
@@ -92,6 +97,8 @@ def rmsnorm(x, gamma, eps, extra) -> Closed:
 # y_c = γ_c (x_c − running_mean_c)/√(running_var_c + ε) + β_c: an elementwise affine map, so J is
 # diagonal and σ_max = max_c |γ_c|/√(running_var_c + ε), whatever the input.
 def batchnorm_eval(x, gamma, eps, extra) -> Closed:
+    import torch
+
     value = (gamma.abs() / torch.sqrt(extra["running_var"] + eps)).max()
     return Closed(value.expand(x.shape[0]).clone(), True)
 
@@ -105,6 +112,8 @@ def batchnorm_eval(x, gamma, eps, extra) -> Closed:
 #   m = 2: σ_max(J_c) = |γ_c|·ε/(v_c+ε)^{3/2} (the d = 2 degeneracy of LayerNorm);
 #   m = 1: PyTorch refuses ("Expected more than 1 value per channel"); the bench requires batch ≥ 2.
 def batchnorm_train(x, gamma, eps, extra) -> Closed:
+    import torch
+
     m = x.shape[-2]
     v = x.var(-2, unbiased=False)  # (n, d): per channel, over the batch
     s = torch.sqrt(v + eps)
@@ -116,6 +125,8 @@ def batchnorm_train(x, gamma, eps, extra) -> Closed:
 # DyT(x) = γ ⊙ tanh(αx) + β with α a learnable scalar: elementwise, so J = diag(γ_i·α·(1 − tanh²(αx_i)))
 # and σ_max = max_i |γ_i·α|·(1 − tanh²(αx_i)) ≤ max|γ|·|α|, independent of ‖x‖ (unlike LayerNorm).
 def dyt(x, gamma, eps, extra) -> Closed:
+    import torch
+
     alpha = extra["alpha"]
     return Closed((gamma * alpha * (1 - torch.tanh(alpha * x) ** 2)).abs().max(-1).values, True)
 

@@ -8,17 +8,17 @@ bench). Every implementation keeps an nn.BatchNorm1d as `module` (its running st
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-from torch import nn
-
 from normbench.norms._variants import compiled_built
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 TRAINING = {"train": True, "eval": False, "train_compiled": True, "eval_compiled": False}
 
 
-def batchnorm_module(hidden, eps, dtype, device, *, train: bool) -> nn.BatchNorm1d:
+def batchnorm_module(hidden, eps, dtype, device, *, train: bool):
+    """An nn.BatchNorm1d with non-trivial running statistics, in train or eval mode."""
+    import torch
+    from torch import nn
+
     m = nn.BatchNorm1d(hidden, eps=eps, device=device, dtype=dtype)
     # Non-trivial running statistics, so eval mode is not the identity map. Seeded apart from the
     # caller's generator so that building a module never shifts the case's random inputs.
@@ -37,6 +37,8 @@ def _batchnorm(hidden, eps, dtype, device, *, train: bool) -> Built:
 
 
 def _batch_norm(x, running_mean, running_var, w, b, training: bool, eps: float):
+    import torch.nn.functional as F
+
     return F.batch_norm(x, running_mean, running_var, w, b, training=training, momentum=0.1, eps=eps)
 
 
@@ -81,6 +83,8 @@ class BatchNorm(Norm):
     def reference(self, impl, x, params, built, *, eps):
         """float64 BatchNorm from its definition: per-channel mean and biased variance over the tokens
         (train), or the module's running statistics (eval)."""
+        import torch
+
         w, b = params
         if TRAINING[impl]:
             n = x.shape[0]

@@ -8,40 +8,24 @@ Parameters are exposed in the order (alpha, weight, bias); the module's names ar
 
 from __future__ import annotations
 
-import torch
-from torch import nn
-
 from normbench.norms._variants import compiled_built
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
-ALPHA0 = 0.5
-
-
-class DyT(nn.Module):
-    """gamma * tanh(alpha * x) + beta over the last dimension (the paper's Algorithm 1)."""
-
-    def __init__(self, hidden: int, alpha0: float = ALPHA0, *, device=None, dtype=None):
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.alpha = nn.Parameter(
-            torch.full((1,), alpha0, **kw)
-        )  # one scalar, shape (1,) as the paper's code
-        self.weight = nn.Parameter(torch.ones(hidden, **kw))
-        self.bias = nn.Parameter(torch.zeros(hidden, **kw))
-
-    def forward(self, x):
-        return self.weight * torch.tanh(self.alpha * x) + self.bias
-
-    def extra_repr(self) -> str:
-        return f"{self.weight.shape[0]}, alpha={self.alpha.item():g}"
-
 
 def _dyt(x, alpha, w, b):
+    import torch
+
     return torch.addcmul(b, torch.tanh(alpha * x), w)  # b + tanh(alpha x) * w in one kernel
 
 
+def _dyt_module(hidden, dtype, device):
+    from normbench.norms._dyt_module import DyT
+
+    return DyT(hidden, device=device, dtype=dtype)
+
+
 def _fresh_params(hidden, dtype, device) -> list:
-    m = DyT(hidden, device=device, dtype=dtype)
+    m = _dyt_module(hidden, dtype, device)
     return [m.alpha, m.weight, m.bias]
 
 
@@ -54,7 +38,7 @@ class DynamicTanh(Norm):
     @impl("module", baseline=True)
     def module(self, hidden, *, eps, dtype, device):
         """the paper's nn.Module: weight * tanh(alpha * x) + bias"""
-        m = DyT(hidden, device=device, dtype=dtype)
+        m = _dyt_module(hidden, dtype, device)
         return Built(m, list(m.parameters()), m)
 
     @impl("functional")
@@ -71,6 +55,8 @@ class DynamicTanh(Norm):
 
     def reference(self, impl, x, params, built, *, eps):
         """float64 DyT from its definition."""
+        import torch
+
         alpha, w, b = params
         return w * torch.tanh(alpha * x) + b
 

@@ -6,19 +6,19 @@ so the bench can give them all the same perturbed values and compare them on ide
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-from torch import nn
-
 from normbench.norms._variants import compiled_built, ones_zeros, third_party
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 
 def _layer_norm(x, w, b, eps: float):
+    import torch.nn.functional as F
+
     return F.layer_norm(x, (x.shape[-1],), w, b, eps)
 
 
 def _composite(x, w, b, eps: float):
+    import torch
+
     xf = x.float()
     mean = xf.mean(-1, keepdim=True)
     var = (xf - mean).pow(2).mean(-1, keepdim=True)  # biased, as torch's layer_norm
@@ -34,6 +34,8 @@ class LayerNorm(Norm):
     @impl("module", baseline=True)
     def module(self, hidden, *, eps, dtype, device):
         """torch.nn.LayerNorm"""
+        from torch import nn
+
         m = nn.LayerNorm(hidden, eps=eps, device=device, dtype=dtype)
         return Built(m, list(m.parameters()), m)
 
@@ -81,6 +83,8 @@ class LayerNorm(Norm):
 
     def reference(self, impl, x, params, built, *, eps):
         """float64 LayerNorm from its definition: sums over the row, divided by d (not torch's kernels)."""
+        import torch
+
         w, b = params
         d = x.shape[-1]
         mean = x.sum(-1, keepdim=True) / d

@@ -4,19 +4,19 @@ Every implementation exposes one parameter, the gain (weight), initialised to on
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-from torch import nn
-
 from normbench.norms._variants import compiled_built, ones_zeros, third_party
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 
 def _rms_norm(x, w, eps: float):
+    import torch.nn.functional as F
+
     return F.rms_norm(x, (x.shape[-1],), w, eps)
 
 
 def _composite(x, w, eps: float):
+    import torch
+
     xf = x.float()
     return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
 
@@ -30,6 +30,8 @@ class RMSNorm(Norm):
     @impl("module", baseline=True)
     def module(self, hidden, *, eps, dtype, device):
         """torch.nn.RMSNorm"""
+        from torch import nn
+
         m = nn.RMSNorm(hidden, eps=eps, device=device, dtype=dtype)
         return Built(m, list(m.parameters()), m)
 
@@ -81,6 +83,8 @@ class RMSNorm(Norm):
 
     def reference(self, impl, x, params, built, *, eps):
         """float64 RMSNorm from its definition: sum of squares over the row, divided by d."""
+        import torch
+
         (w,) = params
         ms = (x * x).sum(-1, keepdim=True) / x.shape[-1]
         return x / torch.sqrt(ms + eps) * w

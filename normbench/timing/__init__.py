@@ -3,11 +3,15 @@
 cpu.CpuTimer    time.perf_counter_ns around a calibrated inner loop
 cuda.CudaTimer  CUDA events per sample, L2 flush between samples, optional CUDA-graph mode
 cache           the flush buffers of the cold-cache mode (CPU last-level cache, GPU L2)
+process         the allocator policy that makes CPU timings independent of process state; page faults
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+# Samples.extra counters that add up over the rounds of measure_interleaved
+SUMMED_EXTRAS = ("minor_faults", "fault_samples", "timed_calls")
 
 
 @dataclass
@@ -47,28 +51,36 @@ def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **option
 
 
 def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
-    """Time several callables in alternation: `rounds` rounds, each taking timer.samples // rounds samples
-    of every callable in turn, so that load from other processes, which drifts over seconds on a shared
-    machine, falls on all of them alike (a norm and its copy probe, a block and its Linear). The first
-    round warms up and calibrates each callable; later rounds reuse its inner count, with one warm-up call
-    to re-warm the caches the other callables just used. Returns name -> Samples, raw times in order."""
+    """Time several callables in alternation: `rounds` rounds, each taking a share of timer.samples
+    samples of every callable in turn (the shares add up to timer.samples exactly), so that load from
+    other processes, which drifts over seconds on a shared machine, falls on all of them alike (a norm and
+    its copy probe, a block and its Linear). The first round warms up and calibrates each callable; later
+    rounds reuse its inner count, with one warm-up call to re-warm the caches the other callables just
+    used. Counters in Samples.extra (SUMMED_EXTRAS) are summed over the rounds; other extras
+    keep the last round's value. Returns name -> Samples, raw times in order."""
     import copy
 
     rounds = max(1, min(rounds, timer.samples))
-    per_round = max(1, timer.samples // rounds)
+    shares = [timer.samples // rounds + (1 if r < timer.samples % rounds else 0) for r in range(rounds)]
     timers = {name: copy.copy(timer) for name in fns}
     merged: dict[str, Samples] = {}
-    for r in range(rounds):
+    for r, share in enumerate(shares):
         for name, fn in fns.items():
             t = timers[name]
-            t.samples = per_round
+            t.samples = share
             s = t.measure(fn)
             if name not in merged:
                 merged[name] = Samples(list(s.times), s.inner, s.timer, s.warmup, dict(s.extra))
             else:
                 merged[name].times.extend(s.times)
-                merged[name].extra.update(s.extra)
+                for key, value in s.extra.items():
+                    if key in SUMMED_EXTRAS:
+                        merged[name].extra[key] = merged[name].extra.get(key, 0) + value
+                    else:
+                        merged[name].extra[key] = value
             if r == 0:
                 t.warmup = min(t.warmup, 1)
                 t.inner = s.inner
+                if hasattr(t, "quiet_calls"):  # the heap has settled in round 0: a short check will do
+                    t.quiet_calls, t.settle_max = 1, 3
     return merged

@@ -2,15 +2,23 @@
 the clock's resolution and the loop's own overhead), then take `samples` samples and keep them all.
 
 Cold-cache mode (timer_for(..., cache="cold")) passes a flush as `between` and fixes inner = 1: with an
-inner loop only the first call of each sample would find a cold cache."""
+inner loop only the first call of each sample would find a cold cache.
+
+Before its first warm-up call the timer applies the process's allocator policy (timing/process.py); after
+the warm-up it keeps calling until two calls in a row map no fresh page (`settle`), and it counts the minor page
+faults of the timed calls only (warm-up and calibration excluded):
+Samples.extra["minor_faults"] over Samples.extra["timed_calls"] calls, in Samples.extra["fault_samples"]
+of the samples."""
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections.abc import Callable
 
 from normbench.timing import Samples
+from normbench.timing.process import keep_allocator_warm, minor_faults
 
 
 class CpuTimer:
@@ -32,6 +40,27 @@ class CpuTimer:
         self.min_sample_s = min_sample_s
         self.between = between
         self.inner = inner
+        self.quiet_calls = 2  # consecutive fault-free calls `settle` waits for ...
+        self.settle_max = 10  # ... making at most this many calls
+
+    def settle(self, fn: Callable[[], object]) -> int:
+        """Call fn until `self.quiet_calls` calls in a row take no minor page fault (at most settle_max).
+        The first calls after other work find the heap laid out differently and map fresh pages; glibc
+        (before 2.38) can also take a few alloc/free cycles of an aligned block before it reuses one
+        (fault, none, fault, fault, none, none, ...), hence two quiet calls in a row by default. The timed
+        calls should map nothing. Without the allocator policy a large temporary faults on every call and
+        waiting cannot help: then nothing is done, and the timed samples record the faults. Returns the
+        calls made."""
+        if not keep_allocator_warm()["applied"]:
+            return 0
+        quiet = 0
+        for calls in range(1, self.settle_max + 1):
+            before = minor_faults()
+            fn()
+            quiet = quiet + 1 if minor_faults() == before else 0
+            if quiet >= self.quiet_calls:
+                return calls
+        return self.settle_max
 
     def calibrate(self, fn: Callable[[], object]) -> int:
         """Smallest power-of-two-ish inner count whose loop takes >= min_sample_s."""
@@ -46,18 +75,34 @@ class CpuTimer:
 
     @staticmethod
     def _run(fn: Callable[[], object], inner: int) -> float:
-        t0 = time.perf_counter_ns()
-        for _ in range(inner):
-            fn()
-        return (time.perf_counter_ns() - t0) * 1e-9
+        """Seconds for `inner` calls, with Python's garbage collector off (as timeit and
+        torch.utils.benchmark do): a full collection, ~0.25 s in a process that imported torch, would
+        otherwise land in whichever sample crossed the collector's allocation threshold."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            t0 = time.perf_counter_ns()
+            for _ in range(inner):
+                fn()
+            return (time.perf_counter_ns() - t0) * 1e-9
+        finally:
+            if enabled:
+                gc.enable()
 
     def measure(self, fn: Callable[[], object]) -> Samples:
+        keep_allocator_warm()
         for _ in range(self.warmup):
             fn()
+        self.settle(fn)
         inner = self.inner or self.calibrate(fn)
         times = []
+        faults = fault_samples = 0
         for _ in range(self.samples):
             if self.between is not None:
-                self.between()
+                self.between()  # outside the fault count too: a flush touches only its own, mapped buffer
+            before = minor_faults()
             times.append(self._run(fn, inner) / inner)
-        return Samples(times, inner, self.name, self.warmup)
+            faults += minor_faults() - before
+            fault_samples += minor_faults() > before
+        extra = {"minor_faults": faults, "fault_samples": fault_samples, "timed_calls": inner * self.samples}
+        return Samples(times, inner, self.name, self.warmup, extra)

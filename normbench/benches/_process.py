@@ -1,0 +1,56 @@
+"""Rows that say in what process state a latency case was timed (see timing/process.py for the policy)."""
+
+from __future__ import annotations
+
+
+def process_rows(measured: dict, extra_bytes: int) -> list[dict]:
+    """Page faults per timed call and the samples that took any (norm and copy probe), the `faulted` flag
+    (a quarter of either's samples or more faulted), the allocator policy in force
+    and the bytes the harness kept resident beside the case's tensors while timing (timing/process.py)."""
+    from normbench.timing.process import FAULT_SAMPLES_FLAG, keep_allocator_warm
+
+    rows, faulted = [], False
+    for name, prefix in (("norm", ""), ("copy", "copy_")):
+        s = measured.get(name)
+        if s is None or "timed_calls" not in s.extra:
+            continue
+        per_call = s.extra["minor_faults"] / max(1, s.extra["timed_calls"])
+        share = s.extra.get("fault_samples", 0) / max(1, len(s.times))
+        faulted = faulted or share >= FAULT_SAMPLES_FLAG
+        rows += [
+            {"metric": f"{prefix}faults_per_call", "unit": "faults", "value": per_call},
+            {
+                "metric": f"{prefix}fault_samples",
+                "unit": "samples",
+                "value": float(s.extra.get("fault_samples", 0)),
+            },
+        ]
+    if rows:
+        policy = keep_allocator_warm()
+        rows += [
+            {"metric": "faulted", "unit": "bool", "value": float(faulted)},
+            {
+                "metric": "allocator_warm",
+                "unit": "bool",
+                "value": float(policy["applied"]),
+                "policy": policy["policy"],
+            },
+        ]
+    rows.append({"metric": "resident_extra_bytes", "unit": "B", "value": float(extra_bytes)})
+    return rows
+
+
+def resident_extra_bytes(acc, copy_fn, timer, memo: dict) -> int:
+    """Bytes of tensors the harness keeps alive while the case is timed, beside the case's own input,
+    parameters and gradients: the implementation's outputs kept for the re-check after timing, the
+    memoised float64 references, the copy probe's own tensors and the cold-cache flush buffer."""
+    from normbench.benches._accuracy import memo_bytes
+    from normbench.timing.process import tensor_bytes
+
+    kept = [acc[0].outputs] if acc is not None else []
+    if copy_fn is not None:
+        kept.append(getattr(copy_fn, "own_tensors", []))
+    flush = getattr(timer, "between", None) or getattr(timer, "flush", None)  # CPU or CUDA cold cache
+    if flush is not None and hasattr(flush, "buf"):
+        kept.append(flush.buf)
+    return tensor_bytes(*kept) + memo_bytes(memo)
