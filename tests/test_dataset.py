@@ -113,7 +113,8 @@ def test_version_1_runs_are_upgraded_on_read(tmp_path):
     """A v1 run: no declared columns, each part only its own rows' columns (int params float after concat)."""
     run = tmp_path / "old"
     (run / "parts").mkdir(parents=True)
-    manifest = {"schema_version": 1, "run_id": "old", "started": "2026-01-01", "cases": []}
+    cases = [{"case_id": c, "label": c} for c in "ab"]  # parts are read only for cases the run plans
+    manifest = {"schema_version": 1, "run_id": "old", "started": "2026-01-01", "cases": cases}
     (run / "manifest.json").write_text(json.dumps(manifest))
     parts = {
         "a": [

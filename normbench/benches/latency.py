@@ -52,8 +52,9 @@ class Latency(Bench):
     )
     compare_metrics = {"time": "lower"}
     compare_pool = ()
-    # tensor/eager: accuracy rows (_accuracy.py); method: how peak_mem was measured; timer: time rows.
-    labels = {"tensor": str, "eager": str, "method": str, "timer": str}
+    # tensor/eager: accuracy rows (_accuracy.py); method: how peak_mem was measured; timer: time rows;
+    # policy: the allocator policy the allocator_warm row names (benches/_process.py).
+    labels = {"tensor": str, "eager": str, "method": str, "timer": str, "policy": str}
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
         "hidden": Param(int, minimum=1, help="normalized dimension"),

@@ -16,10 +16,13 @@ NO DATA (the run lacks the rows)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import pandas as pd
 
 PASS, FAIL, NOT_REPRODUCED, NO_DATA = "PASS", "FAIL", "NOT REPRODUCED", "NO DATA"
 COLUMNS = ["claim", "verdict", "numbers", "seeds", "CI", "threshold", "source"]
@@ -72,6 +75,8 @@ def judge(c: Claim, frame: pd.DataFrame) -> Verdict:
 
 
 def evaluate(names: list[str], frame: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     claims = all_claims()
     rows = []
     for name in names:

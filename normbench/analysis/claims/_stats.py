@@ -3,10 +3,12 @@ one summary row per training run, and the derived `not_converged` judgement."""
 
 from __future__ import annotations
 
-import math
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
+import math
 
 NOT_CONVERGED_GAP = 0.3  # nats behind the reference at the same seed and depth (the issue's definition)
 BOOTSTRAP = 2000
@@ -15,6 +17,7 @@ BOOTSTRAP = 2000
 def mean_ci(values, tests: int = 1) -> tuple[float, float, float]:
     """(mean, low, high): the 95% Student-t interval of the mean (low = high = mean for one value); with
     tests = k, Bonferroni's simultaneous version (each at 1 − 0.05/k), for k intervals read together."""
+    import numpy as np
     from scipy.stats import t
 
     v = np.asarray(list(values), dtype=float)
@@ -38,12 +41,16 @@ def seeds_text(seeds) -> str:
 
 
 def loglog_slope(x, y) -> float:
+    import numpy as np
+
     return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
 
 
 def slope_with_ci(values: pd.DataFrame, x: str, y: str = "value") -> tuple[float, float, float]:
     """Log-log slope of the per-x means of y, and a 95% bootstrap interval resampling the seeds within each x
     (seed noise is what the interval is about; the x grid is fixed)."""
+    import numpy as np
+
     groups = {k: g[y].to_numpy(float) for k, g in values.groupby(x)}
     xs = sorted(groups)
     point = loglog_slope(xs, [groups[k].mean() for k in xs])
@@ -61,6 +68,8 @@ def slope_with_ci(values: pd.DataFrame, x: str, y: str = "value") -> tuple[float
 def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per stability case: its parameters, stored status and summary numbers (final loss, unigram
     loss, step-1 update, last-LN input norm / √d at the last diagnostic step, top block gradient at step 1)."""
+    import pandas as pd
+
     from normbench.analysis.report import bench_rows
     from normbench.benches import all_benches
     from normbench.benches.stability import case_summary
@@ -81,6 +90,8 @@ def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def pick(runs: pd.DataFrame, **conditions) -> pd.DataFrame:
     """Runs whose columns equal the given values (a callable value is a predicate on the column)."""
+    import pandas as pd
+
     mask = pd.Series(True, index=runs.index)
     for key, want in conditions.items():
         mask &= runs[key].map(want) if callable(want) else runs[key] == want
@@ -91,6 +102,8 @@ def not_converged(runs: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
     """Per run: True when its held-out loss is >= NOT_CONVERGED_GAP nats above the reference run with the
     same seed and depth (NaN where the reference lacks that seed/depth). A derived judgement across cases:
     a stored status is what a run alone can know, so `not_converged` is computed here, never stored."""
+    import pandas as pd
+
     ref = reference.set_index(["seed", "depth"])["final_loss"]
     gaps = [
         r.final_loss - ref.get((r.seed, r.depth), math.nan)

@@ -4,9 +4,12 @@ float64 cases with γ = 1 and says NO DATA when the run has none."""
 
 from __future__ import annotations
 
-import math
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
+import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 
@@ -20,6 +23,8 @@ EXACT_WHY = (
 def _inputs(frame: pd.DataFrame, norm: str, impl: str | None = None, where=None) -> pd.DataFrame:
     """Per-input rows of converged float64, γ = 1 cases of one norm (every impl unless one is given),
     narrowed by where(data) -> boolean mask."""
+    import pandas as pd
+
     from normbench.jacobian.report import per_input
 
     data = (

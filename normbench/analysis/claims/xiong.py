@@ -3,8 +3,11 @@ from the `init` bench: the model at initialization, seeds pooled (each is about 
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 from normbench.analysis.claims._stats import fmt_ci, mean_ci, pick, seeds_text, slope_with_ci
@@ -13,6 +16,8 @@ MIN_SEEDS = 5  # claims about an expectation pool at least this many seeds
 
 
 def init_rows(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    import pandas as pd
+
     from normbench.analysis.report import bench_rows
     from normbench.benches import all_benches
 
@@ -38,6 +43,8 @@ def band_verdict(stream: pd.DataFrame) -> Verdict:
     down), so single seeds cannot be held to an expectation's band: the lemma is contradicted where a
     layer's simultaneous 95% interval (Bonferroni over all layers judged) lies outside the band. Also
     ‖x_L‖² − ‖x_0‖² ∝ L across depths (log-log slope nearest 1 among {½, 1, 3/2})."""
+    import pandas as pd
+
     wide = stream.pivot_table(index=["depth", "seed"], columns="layer", values="value")
     layers = [
         (depth, layer)
@@ -203,6 +210,8 @@ def lemma3_in_situ(frame):
 
 
 def _fit_r2(x, y, transform) -> float:
+    import numpy as np
+
     X = transform(np.asarray(x, float))
     coef = np.polyfit(X, y, 1)
     resid = y - np.polyval(coef, X)
@@ -218,6 +227,8 @@ def _fit_r2(x, y, transform) -> float:
     threshold="R² of the linear fit vs the log fit of the seed means (the paper's own comparison); ≥ 5 seeds",
 )
 def admin_output_change(frame):
+    import numpy as np
+
     rows = init_rows(frame, "output_change")
     if rows.empty:
         return Verdict(NO_DATA, "no init output_change rows")
