@@ -5,6 +5,7 @@ repository (torch and the other dependencies from the test interpreter, normbenc
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -19,6 +20,11 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def wheel_env(tmp_path_factory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("wheel")
+    # Build from a clean copy of the checkout: setuptools reuses an in-tree build/ folder, which could carry
+    # modules deleted since into the wheel.
+    src = root / "src"
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "results", "__pycache__", ".*cache")
+    shutil.copytree(REPO, src, ignore=skip, symlinks=True)
     built = subprocess.run(
         [
             sys.executable,
@@ -30,7 +36,7 @@ def wheel_env(tmp_path_factory) -> tuple[Path, dict]:
             "--no-build-isolation",
             "-w",
             str(root),
-            str(REPO),
+            str(src),
         ],
         capture_output=True,
         text=True,
