@@ -14,7 +14,18 @@ from conftest import make_child_env
 
 ray = pytest.importorskip("ray")
 
-DETERMINISTIC = """
+TINY_MODEL = """[bench.sweep]
+placement = ["post", "pre"]
+[bench.params]
+depth = 2
+d = 16
+heads = 2
+ffn = 32
+seq = 16
+batch = 4
+"""
+
+DETERMINISTIC = f"""
 name = "det"
 threads = 1
 [[bench]]
@@ -25,30 +36,12 @@ d = [8, 32]
 [[bench]]
 kind = "init"
 norms = ["layernorm"]
-[bench.sweep]
-placement = ["post", "pre"]
-[bench.params]
-depth = 2
-d = 16
-heads = 2
-ffn = 32
-seq = 16
-batch = 4
-batches = 2
+{TINY_MODEL}batches = 2
 jacobian_tokens = 4
 [[bench]]
 kind = "stability"
 norms = ["layernorm"]
-[bench.sweep]
-placement = ["post", "pre"]
-[bench.params]
-depth = 2
-d = 16
-heads = 2
-ffn = 32
-seq = 16
-batch = 4
-steps = 6
+{TINY_MODEL}steps = 6
 every = 3
 eval_batches = 2
 """

@@ -92,15 +92,26 @@ def compare_frames(
     return rows, notes
 
 
-def describe_case(norm, impl, params: dict, bench) -> str:
-    """norm:impl and the parameters that differ from the bench's defaults (what a reader needs)."""
+def describe_case(norm, impl, params: dict, bench, varying: frozenset[str] = frozenset()) -> str:
+    """norm:impl and the parameters a reader needs to tell the case apart: those that differ from the
+    bench's defaults, and those that vary among the cases shown with it (`varying`), even at their default
+    (placement=post beside placement=pre)."""
     shown = {
         k: v
         for k, v in params.items()
-        if k not in bench.params or bench.params[k].required or bench.params[k].default != v
+        if k in varying or k not in bench.params or bench.params[k].required or bench.params[k].default != v
     }
     head = f"{norm}:{impl} " if isinstance(norm, str) else ""
     return head + " ".join(f"{k}={v}" for k, v in shown.items())
+
+
+def varying_params(params_json) -> frozenset[str]:
+    """The parameter names whose values differ among these cases (a column of params JSON strings)."""
+    seen: dict[str, set[str]] = {}
+    for text in dict.fromkeys(params_json):
+        for k, v in json.loads(text).items():
+            seen.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
+    return frozenset(k for k, values in seen.items() if len(values) > 1)
 
 
 def _group_key(row, pool) -> str:
@@ -133,10 +144,11 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, env_diff, busy
         return {k: g for k, g in sel.groupby(keys)}
 
     gb, gn = groups(base), groups(new)
+    varying = varying_params(pd.concat([base["params"], new["params"]]))
     out, judged = [], []
     for key in sorted(set(gb) | set(gn)):
         norm, impl, params = json.loads(key)
-        label = describe_case(norm, impl, params, bench)
+        label = describe_case(norm, impl, params, bench, varying)
         if key not in gb or key not in gn:
             out.append(
                 CompareRow("x", kind, label, metric, note="only in " + ("new" if key in gn else "base"))
@@ -264,12 +276,17 @@ def _status_rows(kind, base, new, bench) -> list[CompareRow]:
     sb = base.drop_duplicates("case_id").set_index("case_id")
     sn = new.drop_duplicates("case_id").set_index("case_id")
     out = []
+    varying = varying_params(pd.concat([sb["params"], sn["params"]]))
     for case_id in sorted(set(sb.index) & set(sn.index)):
         old, now = sb.loc[case_id, "status"], sn.loc[case_id, "status"]
         if old == now:
             continue
         label = describe_case(
-            sn.loc[case_id, "norm"], sn.loc[case_id, "impl"], json.loads(sn.loc[case_id, "params"]), bench
+            sn.loc[case_id, "norm"],
+            sn.loc[case_id, "impl"],
+            json.loads(sn.loc[case_id, "params"]),
+            bench,
+            varying,
         )
         reason = sn.loc[case_id, "error"]
         note = f"{old} -> {now}" + (f": {reason}" if isinstance(reason, str) and reason else "")

@@ -129,16 +129,19 @@ def failures_table(frame: pd.DataFrame) -> Table | None:
     bad = frame[frame["status"] != "ok"]
     if bad.empty:
         return None
-    from normbench.analysis.compare import describe_case
+    from normbench.analysis.compare import describe_case, varying_params
     from normbench.benches import all_benches
 
     benches = all_benches()
     cases = bad.drop_duplicates("case_id")
+    # a parameter that varies among a bench kind's cases in the run is always shown, even at its default
+    every = frame.drop_duplicates("case_id")
+    varying = {b: varying_params(every.loc[every["bench"] == b, "params"]) for b in set(cases["bench"])}
     rows = pd.DataFrame(
         {
             "bench": cases["bench"],
-            "case": [  # norm:impl and the parameters that differ from the bench's defaults
-                describe_case(n, i, json.loads(p), benches[b]) if b in benches else f"{n}:{i} {p}"
+            "case": [  # norm:impl and the parameters that tell the case apart
+                describe_case(n, i, json.loads(p), benches[b], varying[b]) if b in benches else f"{n}:{i} {p}"
                 for b, n, i, p in zip(
                     cases["bench"], cases["norm"], cases["impl"], cases["params"], strict=True
                 )

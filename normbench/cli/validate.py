@@ -19,7 +19,7 @@ def command(
         list[str], typer.Argument(help="Suite TOML files, or names of shipped suites.", show_default=False)
     ],
 ) -> None:
-    from normbench.errors import SuiteError
+    from normbench.errors import SuiteError, printable
     from normbench.suite.catalog import resolve
     from normbench.suite.expand import expand
     from normbench.suite.load import load_suite
@@ -31,9 +31,17 @@ def command(
         except SuiteError as exc:
             errors.append(exc)
             continue
-        kinds = Counter(c.kind for c in expand(suite))
+        cases = expand(suite)
+        kinds = Counter(c.kind for c in cases)
         summary = ", ".join(f"{n} {k}" for k, n in kinds.items())
         out.print(f"{path}: ok — {sum(kinds.values())} cases ({summary})", markup=False)
+        if len(suite.benches) > 1:  # one line per [[bench]] table, by its label
+            per_bench = Counter(c.bench_index for c in cases)
+            for spec in suite.benches:
+                out.print(
+                    printable(f"  bench[{spec.index}] {spec.label}: {per_bench[spec.index]} cases"),
+                    markup=False,
+                )
     if errors:
         if len(errors) == 1:
             raise errors[0]

@@ -1,0 +1,42 @@
+"""Case labels in the 'not ok' table and in compare show every parameter that tells cases apart: one that
+varies among the run's cases of that bench kind is shown even at its default (placement=post)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from normbench.analysis.compare import describe_case, varying_params
+from normbench.analysis.tables import failures_table
+from normbench.benches import get_bench
+
+
+def case(case_id: str, status: str, **params) -> dict:
+    return {
+        "case_id": case_id,
+        "bench": "stability",
+        "norm": "layernorm",
+        "impl": "module",
+        "status": status,
+        "error": None,
+        "params": json.dumps(params, sort_keys=True),
+    }
+
+
+def test_a_parameter_that_varies_is_shown_at_its_default():
+    frame = pd.DataFrame(
+        [
+            case("a", "stuck", placement="post", depth=12, seed=0),
+            case("b", "ok", placement="pre", depth=12, seed=0),
+        ]
+    )
+    table = failures_table(frame)
+    assert table.frame["case"].tolist() == ["layernorm:module depth=12 placement=post"]  # params JSON order
+
+
+def test_nothing_varies_only_non_defaults_are_shown():
+    bench = get_bench("stability")
+    params = {"placement": "post", "depth": 12, "seed": 0}
+    assert describe_case("layernorm", "module", params, bench) == "layernorm:module depth=12"
+    assert varying_params(pd.Series([json.dumps(params)] * 2)) == frozenset()
