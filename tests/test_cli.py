@@ -274,3 +274,21 @@ def test_help_does_not_import_torch(child_env, record_property):
         )
         record_property("help_wall_s", round(time.perf_counter() - start, 3))
         assert done.returncode == 0 and "Usage" in done.stdout
+
+
+# -- plot -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["png", "pdf"])
+def test_plot_writes_figures(cli, tiny_run, tmp_path, fmt):
+    results, run_id = tiny_run
+    out = tmp_path / "figs"
+    result = cli("plot", run_id, "--results", results, "--out", out, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    written = sorted(out.glob(f"*.{fmt}"))
+    assert written and all(p.stat().st_size > 1000 for p in written)
+    assert [str(p) for p in written] == sorted(result.stdout.split())
+
+
+def test_plot_refuses_an_unknown_format(cli, tiny_run, tmp_path):
+    results, run_id = tiny_run
+    result = cli("plot", run_id, "--results", results, "--out", tmp_path / "f", "--format", "gif")
+    assert result.exit_code == 2 and "png, svg or pdf" in result.stderr

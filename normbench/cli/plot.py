@@ -23,7 +23,7 @@ def command(
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Output directory (default: results/<run>/plots).")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="png | svg")] = "png",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="png | svg | pdf")] = "png",
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.plots import plot_run
@@ -31,8 +31,8 @@ def command(
     from normbench.results.paths import check_output_dir
     from normbench.results.store import read_runs
 
-    if fmt not in ("png", "svg"):
-        raise NormbenchError(f"--format {fmt!r}: png or svg")
+    if fmt not in ("png", "svg", "pdf"):
+        raise NormbenchError(f"--format {fmt!r}: png, svg or pdf")
     if out_dir is not None:
         check_output_dir(out_dir, "--out")
     frame, manifests = read_runs(results, runs or ["latest"])

@@ -40,7 +40,7 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
 def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
     path = out_dir / f"{name}.{fmt}"
     fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))  # room on the right for a figure legend
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # never clip a long suptitle or the legend
     import matplotlib.pyplot as plt
 
     plt.close(fig)
