@@ -141,6 +141,8 @@ def cluster(die_dir):
     patch.setenv("PYTHONPATH", f"{REPO}:{PLUGINS_DIR}")
     patch.setenv("NB_DIE_DIR", str(die_dir))
     patch.setenv("RAY_AUTH_MODE", "disabled")
+    # Every node, and the normbench driver that joins them (it inherits this environment), on loopback only.
+    patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
     c = Cluster(
         initialize_head=True,

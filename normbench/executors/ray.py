@@ -58,6 +58,9 @@ def connect(ray, address: str | None, jobs: int | None) -> bool:
                 f"`ray start ... --resources='{{\"{NODE_RESOURCE}\": 1}}'` (README, Scale out on Ray)"
             )
         return False
+    # A local Ray of one node talks over loopback only: without this Ray names the node by the address of
+    # the machine's outward interface and connects to itself through it.
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray.init(
         num_cpus=jobs or os.cpu_count(),
         resources={NODE_RESOURCE: 1},
