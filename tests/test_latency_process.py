@@ -31,7 +31,10 @@ def test_allocator_policy_leaves_timed_calls_without_page_faults():
     if not keep_allocator_warm()["applied"]:
         pytest.skip("no glibc mallopt here")
     s = CpuTimer(samples=5, warmup=1, min_sample_s=1e-3).measure(_allocate_big)
-    assert s.extra["timed_calls"] >= 5 and s.extra["minor_faults"] == 0
+    # Without the policy every call faults in all 10240 pages of its 40 MiB temporary. The count is
+    # process-wide (getrusage), so a stray fault of another thread of the test process may show: allow far
+    # less than one per call, never a page of the temporary per call.
+    assert s.extra["timed_calls"] >= 5 and s.extra["minor_faults"] < s.extra["timed_calls"], s.extra
 
 
 @pytest.mark.slow
