@@ -95,8 +95,15 @@ def stuck_phase_diagram(frame, out_dir, *, machine, fmt):
     )
     for i, j in np.ndindex(stuck.shape):
         if total.iat[i, j] == total.iat[i, j]:  # not NaN: the cell was run
+            share = stuck.iat[i, j] / total.iat[i, j]
             ax.text(
-                j, i, f"{int(stuck.iat[i, j])}/{int(total.iat[i, j])}", ha="center", va="center", fontsize=9
+                j,
+                i,
+                f"{int(stuck.iat[i, j])}/{int(total.iat[i, j])}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white" if share > 0.5 else "black",  # readable on the dark cells
             )
     ax.set_xticks(range(len(stuck.columns)), [f"{lr:g}" for lr in stuck.columns])
     ax.set_yticks(range(len(stuck.index)), [str(int(d)) for d in stuck.index])
