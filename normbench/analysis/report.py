@@ -67,13 +67,14 @@ def check_baseline(frame: pd.DataFrame, baseline: str | None) -> None:
 
 def report_warnings(frame: pd.DataFrame, manifests: list[dict]) -> list[str]:
     """What a reader must know before trusting the tables: missing cases, a busy machine, runs from
-    different environments, cases stored twice."""
+    different environments, nodes of different hardware, cases stored twice."""
     return [
         w
         for w in (
             *incomplete_warnings(frame, manifests),
             busy_machine_warning(frame, manifests),
             environment_warning(manifests),
+            mixed_hardware_warning(frame, manifests),
             duplicate_warning(frame, manifests),
         )
         if w
@@ -124,6 +125,29 @@ def environment_warning(manifests: list[dict]) -> str | None:
     if not differ:
         return None
     return "the combined runs come from different environments (" + "; ".join(differ) + ")"
+
+
+HARDWARE_FIELDS = ("cpu", "cpu_count", "gpu", "torch", "cuda")
+
+
+def mixed_hardware_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | None:
+    """A run spread over a Ray cluster whose nodes differ (CPU, cores, GPU, torch, CUDA): its tables mix
+    machines. The manifest keeps each node's fingerprint under `nodes`; rows name their `ray_node`."""
+    nodes = {k: v for m in manifests for k, v in (m.get("nodes") or {}).items()}
+    used = set(frame["ray_node"].dropna()) if "ray_node" in frame.columns else set()
+    kinds: dict[tuple, list[str]] = {}
+    for node_id, info in nodes.items():
+        if node_id in used:
+            kinds.setdefault(tuple(str(info.get(k)) for k in HARDWARE_FIELDS), []).append(node_id)
+    if len(kinds) < 2:
+        return None
+    described = "; ".join(
+        f"{len(ids)} node(s) with " + ", ".join(f"{k}={v}" for k, v in zip(HARDWARE_FIELDS, hw, strict=True))
+        for hw, ids in kinds.items()
+    )
+    return (
+        f"the cases ran on different hardware ({described}); the tables mix them (column ray_node says which)"
+    )
 
 
 def duplicate_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | None:

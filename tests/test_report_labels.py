@@ -1,5 +1,6 @@
-"""Case labels in the 'not ok' table and in compare show every parameter that tells cases apart: one that
-varies among the run's cases of that bench kind is shown even at its default (placement=post)."""
+"""Case labels in the "not ok" table and in compare show every parameter that tells cases apart (one that
+varies among the run's cases of a bench kind is shown even at its default), and the report warns when a run
+mixes nodes of different hardware."""
 
 from __future__ import annotations
 
@@ -40,3 +41,16 @@ def test_nothing_varies_only_non_defaults_are_shown():
     params = {"placement": "post", "depth": 12, "seed": 0}
     assert describe_case("layernorm", "module", params, bench) == "layernorm:module depth=12"
     assert varying_params(pd.Series([json.dumps(params)] * 2)) == frozenset()
+
+
+def test_report_warns_when_a_run_mixes_node_hardware():
+    """A Ray run whose nodes differ (here the CPU) gets a warning naming both kinds; one kind, no warning."""
+    from normbench.analysis.report import mixed_hardware_warning
+
+    node = {"cpu": "EPYC", "cpu_count": 16, "gpu": None, "torch": "2.13.0", "cuda": None}
+    manifest = {"run_id": "r", "nodes": {"n1": node, "n2": {**node, "cpu": "Xeon"}}}
+    frame = pd.DataFrame({"ray_node": ["n1", "n2"]})
+    warning = mixed_hardware_warning(frame, [manifest])
+    assert "cpu=EPYC" in warning and "cpu=Xeon" in warning
+    same = {"run_id": "r", "nodes": {"n1": node, "n2": dict(node)}}
+    assert mixed_hardware_warning(frame, [same]) is None
