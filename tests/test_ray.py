@@ -1,4 +1,5 @@
-"""The Ray executor: deterministic benches give bit-identical rows under the local and the Ray executor; on a
+"""The Ray executor: deterministic benches give bit-identical rows under the local and the Ray executor; SIGTERM
+keeps every finished case and --resume finishes the rest; on a
 local 3-node cluster cases spread over nodes, a timing case never overlaps another case on its node, a killed
 worker is retried once and then stored as failed; a missing Ray is one line and exit 2."""
 
@@ -217,3 +218,41 @@ def test_missing_ray_is_one_line_and_nothing_is_created(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "pip install 'normbench[ray]'" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_sigterm_cancels_in_flight_keeps_finished_and_resume_finishes(tmp_path):
+    """SIGTERM under --executor ray: the run stops (exit 143), every finished case is on disk, and --resume
+    (here with the local executor) runs only the rest: each planned case stored exactly once."""
+    import signal
+    import time
+
+    from normbench.results.store import RunStore
+
+    suite = DETERMINISTIC.replace("steps = 6", "steps = 60").replace(
+        '"post", "pre"]', '"post", "pre", "deepnorm"]'
+    )
+    (tmp_path / "det.toml").write_text(suite)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "normbench", "run", "det.toml", "--quiet", "--executor", "ray", "--jobs", "2"],
+        cwd=tmp_path,
+        env=make_child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 300
+    while time.time() < deadline and not list((tmp_path / "results").glob("*/parts/*.parquet")):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 143, stderr
+    assert "--resume" in stderr and "Traceback" not in stderr
+    (run_id,) = [p.name for p in (tmp_path / "results").iterdir()]
+    store = RunStore.open(tmp_path / "results", run_id)
+    finished_first = store.finished_case_ids()
+    assert 1 <= len(finished_first) < len(store.planned_case_ids())
+    resumed = normbench(tmp_path, "run", "--resume", run_id, "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    frame = RunStore.open(tmp_path / "results", run_id).read()
+    per_case = frame.drop_duplicates(["case_id", "session"]).groupby("case_id")["session"].nunique()
+    assert set(frame["case_id"]) == store.planned_case_ids() and (per_case == 1).all()
