@@ -1,7 +1,7 @@
-"""The Ray executor: deterministic benches give bit-identical rows under the local and the Ray executor; SIGTERM
-keeps every finished case and --resume finishes the rest; on a
-local 3-node cluster cases spread over nodes, a timing case never overlaps another case on its node, a killed
-worker is retried once and then stored as failed; a missing Ray is one line and exit 2."""
+"""The Ray executor: deterministic benches give bit-identical rows under the local and the Ray executor;
+SIGTERM keeps every finished case and --resume finishes the rest; on a local 3-node cluster cases spread over
+nodes, a timing case never overlaps another case on its node, a killed worker is retried once and then stored
+as failed; a missing Ray is one line and exit 2."""
 
 from __future__ import annotations
 
