@@ -242,6 +242,7 @@ def test_sigterm_cancels_in_flight_keeps_finished_and_resume_finishes(tmp_path):
     )
     deadline = time.time() + 300
     while time.time() < deadline and not list((tmp_path / "results").glob("*/parts/*.parquet")):
+        assert proc.poll() is None, proc.communicate()[1]  # it ended before its first case: say why
         time.sleep(0.2)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=300)

@@ -62,6 +62,7 @@ def connect(ray, address: str | None, jobs: int | None) -> bool:
     # the machine's outward interface and connects to itself through it.
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray.init(
+        address="local",  # always a new local Ray, never one that RAY_ADDRESS or a running cluster names
         num_cpus=jobs or os.cpu_count(),
         resources={NODE_RESOURCE: 1},
         include_dashboard=False,
