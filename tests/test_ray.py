@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import make_child_env
+from conftest import make_child_env, tiny_latency_suite
 
 ray = pytest.importorskip("ray")
 
@@ -67,32 +67,8 @@ norms = ["layernorm", "rmsnorm", "dyt"]
 d = [64, 128, 256]
 """
 
-DYING = """
-name = "dying"
-threads = 1
-[[bench]]
-kind = "latency"
-norms = ["dies:once", "dies:always"]
-[bench.sweep]
-hidden = [16]
-[bench.params]
-tokens = 8
-samples = 3
-warmup = 0
-min_sample_s = 1e-4
-copy_probe = false
-"""
-
-
-def normbench(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "normbench", *args],
-        cwd=cwd,
-        env=make_child_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+# one thread: a case asking for more CPUs than a 1-CPU node has could never be scheduled
+DYING = "threads = 1\n" + tiny_latency_suite(name="dying", norms='["dies:once", "dies:always"]')
 
 
 def read_run(results: Path) -> pd.DataFrame:
@@ -113,12 +89,12 @@ def values(frame: pd.DataFrame) -> pd.DataFrame:
     return keep.sort_values(keys, na_position="first")[keys + ["value"]].reset_index(drop=True)
 
 
-def test_deterministic_benches_are_bit_identical_under_ray(tmp_path):
+def test_deterministic_benches_are_bit_identical_under_ray(tmp_path, normbench_proc):
     (tmp_path / "det.toml").write_text(DETERMINISTIC)
-    local = normbench(tmp_path, "run", "det.toml", "--quiet", "-r", "local")
+    local = normbench_proc("run", "det.toml", "--quiet", "-r", "local")
     assert local.returncode == 0, local.stderr
-    remote = normbench(
-        tmp_path, "run", "det.toml", "--quiet", "-r", "ray", "--executor", "ray", "--jobs", "2"
+    remote = normbench_proc(
+        "run", "det.toml", "--quiet", "-r", "ray", "--executor", "ray", "--jobs", "2", timeout=600
     )
     assert remote.returncode == 0, remote.stderr
     a, b = values(read_run(tmp_path / "local")), values(read_run(tmp_path / "ray"))
@@ -157,10 +133,10 @@ def cluster(die_dir):
     patch.undo()
 
 
-def test_cluster_spreads_cases_and_timing_cases_run_alone(cluster, tmp_path):
+def test_cluster_spreads_cases_and_timing_cases_run_alone(cluster, tmp_path, normbench_proc):
     (tmp_path / "mixed.toml").write_text(MIXED)
-    done = normbench(
-        tmp_path, "run", "mixed.toml", "--quiet", "--executor", "ray", "--address", cluster.address
+    done = normbench_proc(
+        "run", "mixed.toml", "--quiet", "--executor", "ray", "--address", cluster.address, timeout=600
     )
     assert done.returncode == 0, done.stderr
     frame = read_run(tmp_path / "results")
@@ -177,10 +153,9 @@ def test_cluster_spreads_cases_and_timing_cases_run_alone(cluster, tmp_path):
         assert not overlap.any(), f"a case overlapped timing case {timed['case_id']} on its node"
 
 
-def test_killed_worker_is_retried_once_then_failed(cluster, die_dir, tmp_path):
+def test_killed_worker_is_retried_once_then_failed(cluster, die_dir, tmp_path, normbench_proc):
     (tmp_path / "dying.toml").write_text(DYING)
-    done = normbench(
-        tmp_path,
+    done = normbench_proc(
         "run",
         "dying.toml",
         "--quiet",
@@ -188,7 +163,10 @@ def test_killed_worker_is_retried_once_then_failed(cluster, die_dir, tmp_path):
         "ray",
         "--address",
         cluster.address,
-        NORMBENCH_PLUGINS="ray_dying_norms",  # forwarded to the cluster's workers by the executor
+        extra_env={
+            "NORMBENCH_PLUGINS": "ray_dying_norms"
+        },  # forwarded to the cluster's workers by the executor
+        timeout=600,
     )
     assert done.returncode == 1, done.stderr  # one case failed
     frame = read_run(tmp_path / "results")
@@ -220,7 +198,7 @@ def test_missing_ray_is_one_line_and_nothing_is_created(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
-def test_sigterm_cancels_in_flight_keeps_finished_and_resume_finishes(tmp_path):
+def test_sigterm_cancels_in_flight_keeps_finished_and_resume_finishes(tmp_path, normbench_proc):
     """SIGTERM under --executor ray: the run stops (exit 143), every finished case is on disk, and --resume
     (here with the local executor) runs only the rest: each planned case stored exactly once."""
     import signal
@@ -252,7 +230,7 @@ def test_sigterm_cancels_in_flight_keeps_finished_and_resume_finishes(tmp_path):
     store = RunStore.open(tmp_path / "results", run_id)
     finished_first = store.finished_case_ids()
     assert 1 <= len(finished_first) < len(store.planned_case_ids())
-    resumed = normbench(tmp_path, "run", "--resume", run_id, "--quiet")
+    resumed = normbench_proc("run", "--resume", run_id, "--quiet")
     assert resumed.returncode == 0, resumed.stderr
     frame = RunStore.open(tmp_path / "results", run_id).read()
     per_case = frame.drop_duplicates(["case_id", "session"]).groupby("case_id")["session"].nunique()

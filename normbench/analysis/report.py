@@ -127,22 +127,22 @@ def environment_warning(manifests: list[dict]) -> str | None:
     return "the combined runs come from different environments (" + "; ".join(differ) + ")"
 
 
-HARDWARE_FIELDS = ("cpu", "cpu_count", "gpu", "torch", "cuda")
-
-
 def mixed_hardware_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | None:
     """A run spread over a Ray cluster whose nodes differ (CPU, cores, GPU, torch, CUDA): its tables mix
     machines. The manifest keeps each node's fingerprint under `nodes`; rows name their `ray_node`."""
+    from normbench.results.env import NODE_FIELDS
+
+    hardware = [f for f in NODE_FIELDS if f != "hostname"]
     nodes = {k: v for m in manifests for k, v in (m.get("nodes") or {}).items()}
     used = set(frame["ray_node"].dropna()) if "ray_node" in frame.columns else set()
     kinds: dict[tuple, list[str]] = {}
     for node_id, info in nodes.items():
         if node_id in used:
-            kinds.setdefault(tuple(str(info.get(k)) for k in HARDWARE_FIELDS), []).append(node_id)
+            kinds.setdefault(tuple(str(info.get(k)) for k in hardware), []).append(node_id)
     if len(kinds) < 2:
         return None
     described = "; ".join(
-        f"{len(ids)} node(s) with " + ", ".join(f"{k}={v}" for k, v in zip(HARDWARE_FIELDS, hw, strict=True))
+        f"{len(ids)} node(s) with " + ", ".join(f"{k}={v}" for k, v in zip(hardware, hw, strict=True))
         for hw, ids in kinds.items()
     )
     return (

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 
 from normbench.errors import NormbenchError
 
@@ -75,10 +76,9 @@ def connect(ray, address: str | None, jobs: int | None) -> bool:
 def task_options(case, threads: int) -> dict:
     from normbench.benches import get_bench
 
-    exclusive = getattr(get_bench(case.kind), "exclusive_node", False)
     options = {
         "num_cpus": threads,
-        "resources": {NODE_RESOURCE: 1.0 if exclusive else PACKED_SHARE},
+        "resources": {NODE_RESOURCE: 1.0 if get_bench(case.kind).exclusive_node else PACKED_SHARE},
         "max_retries": 1,
         "retry_exceptions": False,  # exceptions are results (run_one catches them); only deaths retry
     }
@@ -125,8 +125,8 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
     nodes = dict(store.manifest.get("nodes") or {})
     try:
         remote = ray.remote(run_case_in_worker)
-        limit = jobs if (address and jobs) else len(cases)  # with --address, --jobs caps tasks in flight
-        queue = list(cases)
+        queue = deque(cases)
+        limit = in_flight_limit(ray, ctx.threads, jobs if address else None)
         pending: dict = {}
         with StopAfterCase(say, what="cancelling the cases in flight") as stop:
             while queue or pending:
@@ -136,7 +136,7 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
                         ray.cancel(ref, force=True)
                     break
                 while queue and len(pending) < limit:
-                    case = queue.pop(0)
+                    case = queue.popleft()
                     pending[remote.options(**task_options(case, ctx.threads)).remote(case, ctx.threads)] = (
                         case
                     )
@@ -146,10 +146,10 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
                 for ref in done:
                     case = pending.pop(ref)
                     rows, status, error, node = collect(ray, ref)
-                    if node:
-                        nodes[node["ray_node"]] = node
-                        store.update_manifest(nodes=nodes)
                     try:
+                        if node and nodes.get(node["ray_node"]) != node:  # a node seen for the first time
+                            nodes[node["ray_node"]] = node
+                            store.update_manifest(nodes=nodes)
                         store_finished(
                             store,
                             case,
@@ -170,6 +170,14 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
     return outcome
 
 
+def in_flight_limit(ray, threads: int, jobs: int | None) -> int:
+    """Tasks submitted at once: --jobs on a cluster, else twice what the cluster's CPUs can run, so the
+    queue stays here (cheap) rather than as thousands of pending Ray tasks."""
+    if jobs:
+        return jobs
+    return 2 * max(1, int(ray.cluster_resources().get("CPU", 1)) // max(1, threads))
+
+
 def collect(ray, ref) -> tuple[list[dict], str, str | None, dict | None]:
     """A finished task's rows, or a failed case when its worker (or node) died twice."""
     try:
@@ -180,7 +188,6 @@ def collect(ray, ref) -> tuple[list[dict], str, str | None, dict | None]:
         reason = " ".join(str(exc).split())[:400]
         rows = [{"metric": "case_finished_unix", "unit": "s", "value": time.time()}]
         return rows, "failed", f"worker died: {type(exc).__name__}: {reason}", None
-    for row in result["rows"]:
-        row.setdefault("node", result["node"]["hostname"])
-        row.setdefault("ray_node", result["node"]["ray_node"])
+    for row in result["rows"]:  # run_one named the host; the Ray node id is known here
+        row["ray_node"] = result["node"]["ray_node"]
     return result["rows"], result["status"], result["error"], result["node"]

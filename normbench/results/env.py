@@ -123,16 +123,8 @@ def fingerprint_of_node() -> dict:
     """The fingerprint fields that can differ between the nodes of one cluster (cached per process)."""
     global _NODE
     if _NODE is None:
-        import torch
-
-        _NODE = {
-            "hostname": socket.gethostname(),
-            "cpu": cpu_model(),
-            "cpu_count": os.cpu_count(),
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        }
+        env = fingerprint()
+        _NODE = {k: env.get(k) for k in NODE_FIELDS}
     return dict(_NODE)
 
 
