@@ -42,7 +42,7 @@ class Comparison:
 
 
 def param_names(norm, built) -> list[str]:
-    names = list(getattr(norm, "param_names", ()))
+    names = list(norm.param_names)
     return names + [f"p{i}" for i in range(len(names), len(built.params))]
 
 
@@ -68,10 +68,16 @@ def run_outputs(norm, built, x, dy, mode: str) -> dict:
 
 
 def reference_outputs(norm, impl: str, built, x, dy, mode: str, eps: float) -> dict:
-    """The same tensors from norm.reference in float64 (gradients by float64 autograd of the formula)."""
+    """The same tensors from norm.reference in float64 (gradients by float64 autograd of the formula, or the
+    norm's own `reference_grads` where its backward is not that derivative)."""
     import torch
 
     grad = mode != "fwd"
+    if grad:
+        p64 = [t.detach().double() for t in built.params]
+        given = norm.reference_grads(impl, x.detach().double(), dy.double(), p64, built, eps=eps)
+        if given is not None:
+            return {"y": norm.reference(impl, x.detach().double(), p64, built, eps=eps).detach(), **given}
     with torch.enable_grad():
         x64 = x.detach().double().requires_grad_(grad)
         p64 = [t.detach().double().requires_grad_(grad) for t in built.params]
@@ -156,7 +162,7 @@ def measure_accuracy(norm, impl: str, built, x, p: dict, memo: dict | None = Non
     and the eager comparison come from `memo` when an earlier case computed them for the same key."""
     import torch
 
-    if not hasattr(norm, "reference"):
+    if norm.reference is None:
         return None
     xa = x[: min(p["tokens"], p["accuracy_rows"])]
     g = torch.Generator(device=p["device"]).manual_seed(p["seed"] + 1)
@@ -184,9 +190,24 @@ def measure_accuracy(norm, impl: str, built, x, p: dict, memo: dict | None = Non
 
 def eager_impl_of(norm, impl: str) -> str:
     """The eager implementation whose error an implementation is judged against."""
-    if hasattr(norm, "eager_impl"):
-        return norm.eager_impl(impl)
-    return "module" if "module" in norm.impls else norm.baseline
+    return norm.eager_impl(impl)
+
+
+def recheck_stateful(norm, impl: str, built, before: Comparison, xa, dya, p: dict) -> float:
+    """After timing, for a norm whose output moves with its state (`Norm.stateful`): one more call against
+    the float64 reference at the state that call starts from. Its errors must stay within twice those
+    before timing (or 4 quarter-spacings); returns the largest error."""
+    fresh = reference_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"])  # before the call moves it
+    after = compare(run_outputs(norm, built, xa, dya, p["mode"]), fresh)
+    worst = 0.0
+    for name, err in after.err_abs.items():
+        allowed = max(2 * before.err_abs.get(name, 0.0), 4 * before.floor.get(name, 0.0))
+        if err > allowed:
+            raise RuntimeError(
+                f"{name} is {err:.3g} from its float64 reference after the timing loop (allowed {allowed:.3g})"
+            )
+        worst = max(worst, err)
+    return worst
 
 
 def reference_key(norm, eager_name: str, built, xa, p: dict) -> tuple:

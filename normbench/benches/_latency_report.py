@@ -30,6 +30,8 @@ def latency_tables(frame, opts) -> list[Table]:
         _fixed_note(fixed),
         *_process_notes(ok, cases),
     ]
+    if unjudged := _without_reference(ok):
+        notes.append(f"No float64 reference, so no accuracy rows (the norm declares none): {unjudged}.")
     tables = _grid_tables(cases, keys, opts, notes) + [
         _head_to_head(cases, keys, notes),
         _per_impl(cases, keys),
@@ -37,6 +39,19 @@ def latency_tables(frame, opts) -> list[Table]:
     if "err_abs" in set(ok["metric"]):
         tables.append(_accuracy(ok, cases, keys))
     return tables
+
+
+def _without_reference(ok) -> str:
+    """norm:impl of the cases that asked for an accuracy check (full preset, accuracy_rows > 0) and got no
+    error rows: their norm declares no `reference`. Said, not silently dropped."""
+    asked = ok
+    if "preset" in ok.columns:
+        asked = asked[asked["preset"] != "fast"]
+    if "accuracy_rows" in ok.columns:
+        asked = asked[asked["accuracy_rows"].fillna(0) > 0]
+    judged = set(ok.loc[ok["metric"] == "err_abs", "case_id"])
+    missing = asked[~asked["case_id"].isin(judged)].drop_duplicates("case_id")
+    return ", ".join(sorted({f"{n}:{i}" for n, i in zip(missing["norm"], missing["impl"], strict=True)}))
 
 
 def _process_notes(ok, cases) -> list[str]:

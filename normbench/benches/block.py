@@ -1,12 +1,14 @@
 """The inference-cost question: Linear(d -> d) followed by a norm, at inference (torch.inference_mode).
+The `block` choices come from the norm registry:
 
     linear             the Linear alone: the floor every block pays
-    layernorm          Linear then nn.LayerNorm (per-token statistics at every call)
-    rmsnorm            Linear then nn.RMSNorm
-    batchnorm          Linear then nn.BatchNorm1d in eval mode (running statistics: an elementwise affine map)
-    batchnorm_folded   the same BatchNorm folded into the Linear's weight and bias, so one matmul remains:
+    <norm>             Linear then the norm's module at inference (`Norm.inference_impl`, else its
+                       `module_impl`, in eval mode): every registered norm that has one, e.g. layernorm
+                       (per-token statistics at every call), rmsnorm, dyt, batchnorm (running statistics: an
+                       elementwise affine map), powernorm
+    <norm>_folded      for norms that declare `folds_into_linear`: the norm folded into the Linear's weight
+                       and bias (`Norm.fold_into_linear`), so one matmul remains; for BatchNorm
                        s = gamma / sqrt(running_var + eps), W' = diag(s) W, b' = s * (b - running_mean) + beta
-    dyt                Linear then DyT (gamma * tanh(alpha x) + beta)
 
 How much do LN's per-call statistics cost when BN can be folded away? The time over `linear` answers it.
 Every block's output is compared with a float64 evaluation of the same block (the norms' references), and
@@ -22,18 +24,50 @@ machine that others share.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import DTYPES, STAT_PARAM
 from normbench.suite.params import Param
 
-BLOCKS = ("linear", "layernorm", "rmsnorm", "batchnorm", "batchnorm_folded", "dyt")
-_NORM_OF = {
-    "layernorm": ("layernorm", "module"),
-    "rmsnorm": ("rmsnorm", "module"),
-    "batchnorm": ("batchnorm", "eval"),
-    "batchnorm_folded": ("batchnorm", "eval"),
-    "dyt": ("dyt", "module"),
-}
+FOLDED = "_folded"
+
+
+def block_names() -> list[str]:
+    """ "linear", then per registered norm with a module: its name, and `<name>_folded` when it folds.
+    Torch-free (validation reads it): only the norms' declarations are consulted."""
+    from normbench.norms import all_norms
+
+    names = ["linear"]
+    for name, norm in all_norms().items():
+        if norm.block_impl is None:
+            continue
+        names.append(name)
+        if norm.folds_into_linear:
+            names.append(name + FOLDED)
+    return names
+
+
+class _RegistryChoices(Sequence):
+    """The `block` choices, read from the registry when validation asks (so a plugin norm is one)."""
+
+    def __getitem__(self, i):
+        return block_names()[i]
+
+    def __len__(self) -> int:
+        return len(block_names())
+
+
+BLOCKS = _RegistryChoices()
+
+
+def norm_of(block: str) -> tuple[str, bool]:
+    """(norm name, folded) of a valid block other than "linear"."""
+    from normbench.norms import all_norms
+
+    if block in all_norms():
+        return block, False
+    return block.removesuffix(FOLDED), True
 
 
 @register_bench
@@ -75,19 +109,17 @@ class Block(Bench):
         check_dtype(dtype, p["device"])
         x = make_input("normal", p["tokens"], p["hidden"], dtype=dtype, device=p["device"], seed=p["seed"])
         linear, norm, built = build_block(p, dtype)
-        fn = (
-            folded_fn(linear, built, p["eps"])
-            if p["block"] == "batchnorm_folded"
-            else unfolded_fn(linear, built)
-        )
+        folded = p["block"] != "linear" and norm_of(p["block"])[1]
+        fn = folded_fn(linear, norm, built, p["eps"]) if folded else unfolded_fn(linear, built)
         rows = []
         with torch.inference_mode():
             y = fn(x)
             ref = reference_block(x, linear, norm, built, p)
-            err = float((y.double() - ref).abs().max())
-            floor = torch.finfo(dtype).eps * float(ref.abs().max()) / 4
-            rows.append({"metric": "err_abs", "unit": "abs", "value": err, "tensor": "y"})
-            if p["block"] == "batchnorm_folded":
+            if ref is not None:  # a norm without a float64 reference gets no error row (the report says so)
+                err = float((y.double() - ref).abs().max())
+                floor = torch.finfo(dtype).eps * float(ref.abs().max()) / 4
+                rows.append({"metric": "err_abs", "unit": "abs", "value": err, "tensor": "y"})
+            if folded:
                 rows += check_fold(x, y, ref, unfolded_fn(linear, built), floor)
             timer = timer_for(
                 p["device"],
@@ -144,10 +176,12 @@ def build_block(p: dict, dtype):
     linear = linear.to(device=p["device"], dtype=dtype).eval()
     if p["block"] == "linear":
         return linear, None, None
-    name, impl = _NORM_OF[p["block"]]
-    norm = get_norm(name)
-    built = norm.build(impl, p["hidden"], eps=p["eps"], dtype=dtype, device=p["device"])
+    norm = get_norm(norm_of(p["block"])[0])
+    built = norm.build(norm.block_impl, p["hidden"], eps=p["eps"], dtype=dtype, device=p["device"])
     perturb_params(built, p["seed"])
+    if built.module is None:
+        raise RuntimeError(f"{norm.name}:{norm.block_impl} built no module for the block")
+    built.module.eval()  # inference: running statistics where the norm has any
     return linear, norm, built
 
 
@@ -157,27 +191,28 @@ def unfolded_fn(linear, built):
     return lambda x: built.fn(linear(x))
 
 
-def folded_fn(linear, built, eps: float):
-    """BatchNorm (eval) folded into the Linear, computed in float64 and rounded once to the dtype."""
+def folded_fn(linear, norm, built, eps: float):
+    """The norm (at inference) folded into the Linear by the norm's own `fold_into_linear`, in float64,
+    rounded once to the dtype."""
     import torch
     import torch.nn.functional as F
 
-    bn = built.module
     with torch.no_grad():
-        s = bn.weight.double() / torch.sqrt(bn.running_var.double() + eps)
-        w = (linear.weight.double() * s[:, None]).to(linear.weight.dtype)
-        b = (s * (linear.bias.double() - bn.running_mean.double()) + bn.bias.double()).to(linear.weight.dtype)
+        w64, b64 = norm.fold_into_linear(built, linear.weight.double(), linear.bias.double(), eps=eps)
+        w, b = w64.to(linear.weight.dtype), b64.to(linear.weight.dtype)
     return lambda x: F.linear(x, w, b)
 
 
 def reference_block(x, linear, norm, built, p):
-    """The unfolded block in float64: x W^T + b, then the norm's float64 reference (BN: eval semantics)."""
+    """The unfolded block in float64: x W^T + b, then the norm's float64 reference at inference (the block
+    implementation's semantics); None for a norm without a reference."""
     h = x.double() @ linear.weight.double().T + linear.bias.double()
     if norm is None:
         return h
+    if norm.reference is None:
+        return None
     params = [t.detach().double() for t in built.params]
-    _, impl = _NORM_OF[p["block"]]
-    return norm.reference(impl, h, params, built, eps=p["eps"])
+    return norm.reference(norm.block_impl, h, params, built, eps=p["eps"])
 
 
 def check_fold(x, y_folded, ref, unfolded, floor: float) -> list[dict]:
@@ -188,7 +223,7 @@ def check_fold(x, y_folded, ref, unfolded, floor: float) -> list[dict]:
     tolerance = 3 * float((y_unfolded - ref).abs().max()) + floor
     if diff > tolerance:
         raise AssertionError(
-            f"folded BatchNorm differs from the unfolded block by {diff:.3g} (tolerance {tolerance:.3g})"
+            f"the folded block differs from the unfolded one by {diff:.3g} (tolerance {tolerance:.3g})"
         )
     return [
         {"metric": "fold_max_diff", "unit": "abs", "value": diff},

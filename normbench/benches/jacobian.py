@@ -83,13 +83,11 @@ class Jacobian(Bench):
     }
 
     def check_case(self, params, norm, impl):
-        from normbench.jacobian.closed_forms import FORMULAS, formula_for
+        from normbench.jacobian.closed_forms import formula_for, formulas
 
         formula = formula_for(norm, impl)
         if formula is None:
-            have = ", ".join(
-                f.norm + (f":{f.impl}" if f.impl else "") for f in FORMULAS if formula_for(f.norm, f.impl)
-            )
+            have = ", ".join(formulas())
             return [("norms", f"{norm}:{impl} has no Jacobian closed form; the jacobian bench takes {have}")]
         problems = []
         p, dtype = params, params["dtype"]

@@ -48,12 +48,33 @@ def _origin(obj) -> str:
     return "" if module.startswith("normbench.") else f"  [plugin: {module}]"
 
 
+CAPABILITY_MARKS = {
+    "reference": "ref",
+    "jacobian": "jac",
+    "module": "mod",
+    "fold": "fold",
+    "mixes_tokens": "mix",
+}
+
+
+def _capability_cell(norm) -> str:
+    """The declared capabilities as fixed-width marks (a dash where a norm has none), so the column reads
+    down the list."""
+    caps = norm.capabilities()
+    return " ".join(mark if caps[key] else "-" * len(mark) for key, mark in CAPABILITY_MARKS.items())
+
+
 def _norms() -> None:
     from normbench.norms import all_norms
 
-    out.print("[bold]norms[/bold] (norm:impl; * = baseline)")
+    out.print(
+        "[bold]norms[/bold] (norm:impl; * = baseline; capabilities: ref = float64 reference (accuracy rows), "
+        "jac = Jacobian closed form, mod = nn.Module (models, block bench), fold = folds into a Linear, "
+        "mix = statistics over the batch)"
+    )
     for norm in all_norms().values():
-        out.print(f"  {norm.name:<10} {norm.description}{_origin(norm)}", markup=False)
+        line = f"  {norm.name:<10} {_capability_cell(norm):<20} {norm.description}{_origin(norm)}"
+        out.print(line, markup=False)
         for info in norm.impls.values():
             missing = info.missing_requirement()
             mark = "*" if info.name == norm.baseline else " "

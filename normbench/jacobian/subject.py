@@ -1,5 +1,6 @@
 """The norm under test, as the Jacobian bench needs it: a function of one input (a row, or a batch for
-BatchNorm train), the gain γ it actually uses, and what its closed form reads (running_var, α)."""
+BatchNorm train), the gain γ it actually uses (the norm's declared `gain_name`), and what its closed form
+reads (its parameters and buffers by name: alpha, running_var, ...)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from normbench.jacobian.closed_forms import Formula
-
-GAIN_NAMES = ("weight", "gamma", "g", "scale")  # where norms keep their elementwise gain
+from normbench.norms.closed_form import Formula
 
 
 @dataclass
@@ -22,42 +21,28 @@ class Subject:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _named_param(built, names, wanted: str):
-    """built.params[i] where the norm declares param_names[i] == wanted (norms may list their parameters'
-    names, e.g. ("alpha", "weight", "bias"); implementations without a module are found that way)."""
-    if names and wanted in names and len(built.params) == len(names):
-        return built.params[list(names).index(wanted)]
-    return None
+def find_gain(norm, built) -> torch.Tensor | None:
+    """The norm's declared elementwise gain (`Norm.gain_name` among `Norm.param_names`), or None."""
+    if norm.gain_name is None:
+        return None
+    names = list(norm.param_names)
+    if len(built.params) != len(names):
+        raise RuntimeError(
+            f"{norm.name} declares param_names {tuple(names)} but the implementation has "
+            f"{len(built.params)} parameters"
+        )
+    return built.params[names.index(norm.gain_name)]
 
 
-def find_gain(built, d: int, names=None) -> torch.Tensor | None:
-    """The elementwise gain tensor of a built norm: a module attribute named like a gain, else the
-    parameter the norm names `weight`, else the first parameter of shape (d,) (functional and composite
-    impls pass [weight, bias])."""
-    module = built.module
-    for name in GAIN_NAMES:
-        t = getattr(module, name, None) if module is not None else None
-        if isinstance(t, torch.Tensor) and tuple(t.shape) == (d,):
-            return t
-    named = _named_param(built, names, "weight")
-    if named is not None and tuple(named.shape) == (d,):
-        return named
-    return next((t for t in built.params if tuple(t.shape) == (d,)), None)
-
-
-def find_alpha(built, names=None) -> torch.Tensor:
-    """DyT's scalar α: the module's `alpha`, else its one parameter or buffer whose name ends in alpha,
-    else the parameter the norm names `alpha`."""
-    module = built.module
-    alpha = getattr(module, "alpha", None) if module is not None else None
-    if alpha is None and module is not None:
-        named = dict(module.named_parameters()) | dict(module.named_buffers())
-        alpha = next((t for n, t in named.items() if n.split(".")[-1].endswith("alpha")), None)
-    if alpha is None:
-        alpha = _named_param(built, names, "alpha")
-    if alpha is None:
-        raise RuntimeError("the dyt implementation exposes no alpha (module attribute or named parameter)")
-    return torch.as_tensor(alpha).detach().double().cpu().reshape(())
+def closed_form_extra(norm, built) -> dict[str, torch.Tensor]:
+    """What a closed form may read besides x, γ and ε: every parameter by its declared name and every
+    buffer of the module by its name (running_var, running_phi), as float64 on the CPU."""
+    extra = {name: t.detach().double().cpu() for name, t in zip(norm.param_names, built.params, strict=False)}
+    if isinstance(built.module, torch.nn.Module):
+        for name, t in built.module.named_buffers():
+            if t.is_floating_point():
+                extra[name.split(".")[-1]] = t.detach().double().cpu()
+    return extra
 
 
 def random_gain(d: int, seed: int) -> np.ndarray:
@@ -73,12 +58,11 @@ def build_subject(
     from normbench.norms import get_norm
 
     norm_obj = get_norm(norm)
-    names = getattr(norm_obj, "param_names", None)
     built = norm_obj.build(impl, d, eps=eps, dtype=dtype, device=device)
-    gain_t = find_gain(built, d, names)
+    gain_t = find_gain(norm_obj, built)
     if gain == "random":
-        if gain_t is None:
-            raise SkipCase(f"{norm}:{impl} exposes no gain tensor of shape ({d},) to randomise")
+        if gain_t is None or tuple(gain_t.shape) != (d,):
+            raise SkipCase(f"{norm}:{impl} declares no gain of shape ({d},) to randomise")
         with torch.no_grad():
             gain_t.copy_(torch.as_tensor(random_gain(d, seed)))
     gamma = gain_t.detach().double().cpu() if gain_t is not None else torch.ones(d, dtype=torch.float64)
@@ -88,11 +72,7 @@ def build_subject(
         # normalizes with the batch statistics), and an in-place write to an unbatched buffer cannot run
         # under vmap. Switching the tracking off leaves the function of x unchanged.
         module.track_running_stats = False
-    extra: dict[str, Any] = {}
-    if "running_var" in formula.needs:
-        extra["running_var"] = module.running_var.detach().double().cpu()
-    if "alpha" in formula.needs:
-        extra["alpha"] = find_alpha(built, names)
+    extra = closed_form_extra(norm_obj, built)
     fn = built.fn
     if formula.layout == "row":
 

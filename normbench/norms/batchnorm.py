@@ -9,6 +9,7 @@ bench). Every implementation keeps an nn.BatchNorm1d as `module` (its running st
 from __future__ import annotations
 
 from normbench.norms._variants import compiled_built
+from normbench.norms.closed_form import Closed, Formula
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 TRAINING = {"train": True, "eval": False, "train_compiled": True, "eval_compiled": False}
@@ -42,11 +43,43 @@ def _batch_norm(x, running_mean, running_var, w, b, training: bool, eps: float):
     return F.batch_norm(x, running_mean, running_var, w, b, training=training, momentum=0.1, eps=eps)
 
 
+# -- BatchNorm, eval mode ----------------------------------------------------------------------------
+# y_c = γ_c (x_c − running_mean_c)/√(running_var_c + ε) + β_c: an elementwise affine map, so J is
+# diagonal and σ_max = max_c |γ_c|/√(running_var_c + ε), whatever the input.
+def jacobian_sigma_max_eval(x, gamma, eps, extra) -> Closed:
+    import torch
+
+    value = (gamma.abs() / torch.sqrt(extra["running_var"] + eps)).max()
+    return Closed(value.expand(x.shape[0]).clone(), True)
+
+
+# -- BatchNorm, train mode ---------------------------------------------------------------------------
+# The statistics are those of the batch, so channel c's output couples all m samples: for the column
+# x_c ∈ ℝ^m, J_c = (γ_c/s_c)[P_m − (v_c/(v_c+ε))·ŷ_cŷ_cᵀ], LayerNorm's algebra with the sample axis in place
+# of the feature axis (v_c the biased batch variance). The full (m·d)×(m·d) Jacobian is block-diagonal
+# over channels, so σ_max(J) = max_c σ_max(J_c), with
+#   m ≥ 3: σ_max(J_c) = |γ_c|/√(v_c+ε) exactly (γ_c is one scalar per block, so no bound is needed);
+#   m = 2: σ_max(J_c) = |γ_c|·ε/(v_c+ε)^{3/2} (the d = 2 degeneracy of LayerNorm);
+#   m = 1: PyTorch refuses ("Expected more than 1 value per channel"); the bench requires batch ≥ 2.
+def jacobian_sigma_max_train(x, gamma, eps, extra) -> Closed:
+    import torch
+
+    m = x.shape[-2]
+    v = x.var(-2, unbiased=False)  # (n, d): per channel, over the batch
+    s = torch.sqrt(v + eps)
+    per_channel = gamma.abs() * (eps / s**3 if m == 2 else 1 / s)
+    return Closed(per_channel.max(-1).values, True, per_channel, "eps-term" if m == 2 else "general")
+
+
 @register_norm
 class BatchNorm(Norm):
     name = "batchnorm"
     description = "BatchNorm1d over the token axis of (tokens, hidden), per hidden channel"
     param_names = ("weight", "bias")
+    module_impl = "train"  # nn.BatchNorm1d; a model switches it with train()/eval()
+    inference_impl = "eval"
+    mixes_tokens = True  # statistics over every token of the batch
+    folds_into_linear = True
 
     @impl("train", baseline=True)
     def train(self, hidden, *, eps, dtype, device):
@@ -79,6 +112,36 @@ class BatchNorm(Norm):
     def eager_impl(self, impl: str) -> str:
         """The eager implementation with the same semantics (batch or running statistics)."""
         return "train" if TRAINING[impl] else "eval"
+
+    def jacobian_closed_form(self, impl):
+        """Running statistics (eval): a diagonal map of the row; batch statistics (train): the whole batch."""
+        if TRAINING[impl]:
+            return Formula(
+                self.name,
+                impl,
+                "batch",
+                jacobian_sigma_max_train,
+                "max_c |γ_c|/√(batch_var_c+ε) for m≥3; |γ_c|ε/(var_c+ε)^1.5 for m=2",
+            )
+        return Formula(
+            self.name,
+            impl,
+            "row",
+            jacobian_sigma_max_eval,
+            "max_c |γ_c|/√(running_var_c+ε), diagonal",
+            input_statistics=False,
+        )
+
+    def fold_into_linear(self, built, weight, bias, *, eps):
+        """Eval BatchNorm after x Wᵀ + b: s = γ/√(running_var + ε), W' = diag(s) W,
+        b' = s ⊙ (b − running_mean) + β (float64)."""
+        import torch
+
+        bn = built.module
+        s = bn.weight.detach().double() / torch.sqrt(bn.running_var.double() + eps)
+        w = weight * s[:, None]
+        b = s * (bias - bn.running_mean.double()) + bn.bias.detach().double()
+        return w, b
 
     def reference(self, impl, x, params, built, *, eps):
         """float64 BatchNorm from its definition: per-channel mean and biased variance over the tokens

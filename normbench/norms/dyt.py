@@ -9,6 +9,7 @@ Parameters are exposed in the order (alpha, weight, bias); the module's names ar
 from __future__ import annotations
 
 from normbench.norms._variants import compiled_built
+from normbench.norms.closed_form import Closed, Formula
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 
@@ -27,6 +28,16 @@ def _dyt_module(hidden, dtype, device):
 def _fresh_params(hidden, dtype, device) -> list:
     m = _dyt_module(hidden, dtype, device)
     return [m.alpha, m.weight, m.bias]
+
+
+# -- DyT (Zhu et al. 2025) ---------------------------------------------------------------------------
+# DyT(x) = γ ⊙ tanh(αx) + β with α a learnable scalar: elementwise, so J = diag(γ_i·α·(1 − tanh²(αx_i)))
+# and σ_max = max_i |γ_i·α|·(1 − tanh²(αx_i)) ≤ max|γ|·|α|, independent of ‖x‖ (unlike LayerNorm).
+def jacobian_sigma_max(x, gamma, eps, extra) -> Closed:
+    import torch
+
+    alpha = extra["alpha"]
+    return Closed((gamma * alpha * (1 - torch.tanh(alpha * x) ** 2)).abs().max(-1).values, True)
 
 
 @register_norm
@@ -52,6 +63,11 @@ class DynamicTanh(Norm):
         """torch.compile of the functional form: one fused elementwise kernel"""
         params = _fresh_params(hidden, dtype, device)
         return compiled_built(_dyt, params, *params)
+
+    def jacobian_closed_form(self, impl):
+        return Formula(
+            self.name, None, "row", jacobian_sigma_max, "max_i |γ_i α|(1−tanh²(αx_i))", input_statistics=False
+        )
 
     def reference(self, impl, x, params, built, *, eps):
         """float64 DyT from its definition."""

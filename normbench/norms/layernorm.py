@@ -7,6 +7,7 @@ so the bench can give them all the same perturbed values and compare them on ide
 from __future__ import annotations
 
 from normbench.norms._variants import compiled_built, ones_zeros, third_party
+from normbench.norms.closed_form import Closed, Formula, gain_is_constant
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 
@@ -23,6 +24,32 @@ def _composite(x, w, b, eps: float):
     mean = xf.mean(-1, keepdim=True)
     var = (xf - mean).pow(2).mean(-1, keepdim=True)  # biased, as torch's layer_norm
     return (xf - mean).mul(torch.rsqrt(var + eps)).to(x.dtype) * w + b
+
+
+# -- LayerNorm ---------------------------------------------------------------------------------------
+# LN(x) = γ ⊙ y/s. With γ = 1:  J₀ = (1/s)(I − yyᵀ/(d·s²))P = (1/s)[P − (v/(v+ε))·ŷŷᵀ].
+# Eigen-structure of J₀: 0 on 1 (mean invariance); (1/s)(1 − v/(v+ε)) = ε/s³ on ŷ (scale invariance,
+# broken only by ε); 1/s on the (d−2)-dimensional rest.
+#   d ≥ 3: σ_max = 1/s = 1/√(v+ε) exactly (ε/s³ = (1/s)·ε/(v+ε) ≤ 1/s). A constant row (y = 0) gives
+#          J₀ = P/√ε and σ_max = 1/√ε, which is the same formula at v = 0.
+#   d = 2: the "rest" is empty and P = ŷŷᵀ, so J₀ = (ε/s³)ŷŷᵀ has rank one: σ_max = ε/(v+ε)^{3/2}.
+#          The d ≥ 3 formula is wrong here by the factor ε/(v+ε). With a gain, J = diag(γ)J₀ is still rank
+#          one: σ_max = (ε/s³)‖diag(γ)ŷ‖ = (ε/s³)·rms(γ) because ŷ = ±(1,−1)/√2. A constant row gives
+#          J₀ = P/√ε = (1/√ε)ŵŵᵀ with ŵ = (1,−1)/√2: the same formula at v = 0. All exact.
+#   d = 1: y ≡ 0, so LN(x) ≡ β and J = 0.
+#   gain γ, d ≥ 3: J = diag(γ)J₀, so σ_max ≤ max|γ|/s, with equality when |γ| is constant (diag(±c) is c
+#          times an orthogonal matrix). For a general γ there is no simple closed form: a bound.
+def jacobian_sigma_max(x, gamma, eps, extra) -> Closed:
+    import torch
+
+    d = x.shape[-1]
+    v = x.var(-1, unbiased=False)
+    s = torch.sqrt(v + eps)
+    if d == 1:
+        return Closed(torch.zeros_like(v), True, regime="zero")
+    if d == 2:
+        return Closed(eps / s**3 * gamma.pow(2).mean().sqrt(), True, regime="eps-term")
+    return Closed(gamma.abs().max() / s, gain_is_constant(gamma))
 
 
 @register_norm
@@ -79,6 +106,15 @@ class LayerNorm(Norm):
 
         return third_party(
             lambda: LigerLayerNorm(hidden, eps=eps), "Liger LigerLayerNorm", dtype=dtype, device=device
+        )
+
+    def jacobian_closed_form(self, impl):
+        return Formula(
+            self.name,
+            None,
+            "row",
+            jacobian_sigma_max,
+            "d≥3: max|γ|/√(var+ε) (exact for constant |γ|); d=2: ε·rms(γ)/(var+ε)^1.5; d=1: 0",
         )
 
     def reference(self, impl, x, params, built, *, eps):

@@ -6,6 +6,9 @@
         @impl("module", baseline=True)
         def module(self, hidden, *, eps, dtype, device) -> Built: ...
 
+Everything else a norm offers (a float64 reference, a Jacobian closed form, a fold, ...) is an attribute or
+method of `Norm` with a default; see its docstring, and README "Adding a norm" for a complete example.
+
 Optional third-party kernels declare `requires=("liger_kernel",)`; when that import fails the impl is
 reported `unavailable` with the import error instead of failing the run.
 """
@@ -73,11 +76,50 @@ def impl(
 
 
 class Norm:
-    """Base class. Subclasses set `name`, `description` and mark builders with @impl."""
+    """Base class: the protocol every norm declares. Subclasses set `name`, `description`, mark builders with
+    @impl, and declare what else they offer by overriding the attributes and methods below; every one has
+    a default, so a norm states only what it has. Benches read these and never probe with getattr.
+
+    Capability                What reads it                   Default
+    param_names               accuracy rows (d<name>), Jacobian () : the Built's params, in order
+    gain_name                 Jacobian `gain = "random"`      "weight" when in param_names, else no gain
+    reference(...)            latency accuracy, block error   None: no accuracy rows (the report says so)
+    reference_grads(...)      latency accuracy in fwd+bwd     None: float64 autograd of `reference`
+    eager_impl(impl)          latency accuracy (err_ratio)    "module" when it exists, else the baseline
+    jacobian_closed_form(impl) jacobian bench                 None: no closed form, no jacobian cases
+    module_impl               models, block bench             "module" when it exists, else None
+    inference_impl            block bench                     module_impl
+    folds_into_linear + fold_into_linear(...)  block `<norm>_folded`   False
+    mixes_tokens              models (masked objective only)  False
+    stateful                  latency re-check after timing   False
+    bytes_moved(...)          latency GB/s                    raises: no byte model
+    """
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
     impls: ClassVar[dict[str, ImplInfo]]
+    # Names of Built.params, in order, for every implementation (the accuracy rows' d<name> tensors).
+    param_names: ClassVar[tuple[str, ...]] = ()
+    # The elementwise gain γ among param_names, shape (d,); None: the norm has none (γ = 1).
+    gain_name: ClassVar[str | None] = "weight"
+    # The implementation whose Built.module is an nn.Module over the last dim of (..., d), with train()/eval()
+    # semantics: what a model puts in its blocks. None: no module (the norm is kept out of models and blocks).
+    module_impl: ClassVar[str | None] = "module"
+    # The implementation with inference semantics (running statistics where there are any) whose module the
+    # block bench puts after its Linear; None = module_impl.
+    inference_impl: ClassVar[str | None] = None
+    # True: the statistics run over the batch (tokens of other sequences, and of later positions): illegal
+    # in a causal LM, legal with the masked objective (BatchNorm, PowerNorm).
+    mixes_tokens: ClassVar[bool] = False
+    # True: at inference the norm is an elementwise affine map y = s ⊙ x + c, so `fold_into_linear` can
+    # absorb it into a preceding Linear (the block bench's `<norm>_folded`).
+    folds_into_linear: ClassVar[bool] = False
+    # True: an output depends on state that each call updates (PowerNorm's running ψ in train mode), so two
+    # calls on one input legitimately differ; the latency bench re-checks such an implementation after timing
+    # against its float64 reference at the state of that call, not against its own earlier output.
+    stateful: ClassVar[bool] = False
+    # float64 definition of the norm: (impl, x, params, built, *, eps) -> y. None: no accuracy rows.
+    reference: ClassVar[Callable[..., Any] | None] = None
 
     def build(self, impl_name: str, hidden: int, *, eps: float, dtype, device) -> Built:
         info = self.impls[impl_name]
@@ -87,10 +129,44 @@ class Norm:
     def baseline(self) -> str:
         return next((i.name for i in self.impls.values() if i.baseline), next(iter(self.impls)))
 
+    def eager_impl(self, impl: str) -> str:
+        """The eager implementation whose float64 error an implementation is judged against (same
+        semantics; BatchNorm: train or eval)."""
+        return "module" if "module" in self.impls else self.baseline
+
+    def reference_grads(self, impl: str, x, dy, params: list, built: Built, *, eps: float) -> dict | None:
+        """float64 {"dx": ..., "d<param>": ...} for a norm whose backward is not the derivative of its
+        forward (PowerNorm's approximate backward); None: autograd of `reference` gives them."""
+        return None
+
+    def jacobian_closed_form(self, impl: str):
+        """The closed form of σ_max(J) for this implementation (a normbench.norms.closed_form.Formula), or
+        None: the jacobian bench then refuses the norm's cases with that reason."""
+        return None
+
+    def fold_into_linear(self, built: Built, weight, bias, *, eps: float):
+        """(W', b') in float64 with x W'ᵀ + b' = norm(x Wᵀ + b) at inference; only for folds_into_linear."""
+        raise NotImplementedError(f"{self.name} does not fold into a Linear")
+
     def bytes_moved(self, impl: str, tokens: int, hidden: int, itemsize: int, mode: str) -> int:
         """The byte model: the minimum bytes one call must move, each tensor read or written once.
         mode is "fwd" or "fwd+bwd"; statistics (mean, rstd) are fp32 = 4 bytes. See each norm."""
         raise NotImplementedError(f"{self.name} has no byte model")
+
+    @property
+    def block_impl(self) -> str | None:
+        """What the block bench builds: inference_impl, else module_impl."""
+        return self.inference_impl or self.module_impl
+
+    def capabilities(self) -> dict[str, bool]:
+        """Which capabilities this norm declares (the `list norms` column)."""
+        return {
+            "reference": self.reference is not None,
+            "jacobian": any(self.jacobian_closed_form(i) is not None for i in self.impls),
+            "module": self.module_impl is not None,
+            "fold": self.folds_into_linear,
+            "mixes_tokens": self.mixes_tokens,
+        }
 
 
 def register_norm(cls: type[Norm]) -> type[Norm]:
@@ -102,8 +178,28 @@ def register_norm(cls: type[Norm]) -> type[Norm]:
                 cls.impls[info.name] = info
     if not cls.impls:
         raise TypeError(f"norm {cls.__name__} declares no @impl")
+    _check_declarations(cls)
     _NORMS[cls.name] = cls()
     return cls
+
+
+def _check_declarations(cls: type[Norm]) -> None:
+    """Declared implementation names must exist; the inherited default "module" quietly means none when
+    the norm has no such implementation (the copy probe)."""
+    if cls.module_impl is not None and cls.module_impl not in cls.impls:
+        if "module_impl" in vars(cls):
+            raise TypeError(f"norm {cls.__name__}: module_impl {cls.module_impl!r} is not one of its @impl")
+        cls.module_impl = None
+    if cls.inference_impl is not None and cls.inference_impl not in cls.impls:
+        raise TypeError(f"norm {cls.__name__}: inference_impl {cls.inference_impl!r} is not one of its @impl")
+    if cls.gain_name is not None and cls.gain_name not in cls.param_names:
+        if "gain_name" in vars(cls):
+            raise TypeError(f"norm {cls.__name__}: gain_name {cls.gain_name!r} is not in param_names")
+        cls.gain_name = None
+    if cls.folds_into_linear and cls.fold_into_linear is Norm.fold_into_linear:
+        raise TypeError(f"norm {cls.__name__} says folds_into_linear but defines no fold_into_linear")
+    if cls.folds_into_linear and cls.reference is None:  # the block bench checks a fold against it
+        raise TypeError(f"norm {cls.__name__} says folds_into_linear but has no float64 reference")
 
 
 def all_norms() -> dict[str, Norm]:

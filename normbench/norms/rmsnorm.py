@@ -5,6 +5,7 @@ Every implementation exposes one parameter, the gain (weight), initialised to on
 from __future__ import annotations
 
 from normbench.norms._variants import compiled_built, ones_zeros, third_party
+from normbench.norms.closed_form import Closed, Formula, gain_is_constant
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 
@@ -19,6 +20,24 @@ def _composite(x, w, eps: float):
 
     xf = x.float()
     return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+# -- RMSNorm -----------------------------------------------------------------------------------------
+# RMS(x) = γ ⊙ x/r, r = √(‖x‖²/d + ε). With γ = 1: J₀ = (1/r)(I − xxᵀ/(d·r²)); eigenvalues 1/r on x^⊥
+# (multiplicity d−1) and (1/r)(1 − ms/(ms+ε)) = ε/r³ on x̂, where ms = ‖x‖²/d.
+#   d ≥ 2: σ_max = 1/√(ms+ε) exactly; with ε = 0 this is √d/‖x‖, Xiong's bound with equality (no centring,
+#          so the raw norm is the right one). x = 0 gives I/√ε: the same formula.
+#   d = 1: J = γ·ε/(x²+ε)^{3/2} (the x^⊥ space is empty).
+#   gain: as for LayerNorm, max|γ|/r is exact for constant |γ| and a bound otherwise.
+def jacobian_sigma_max(x, gamma, eps, extra) -> Closed:
+    import torch
+
+    d = x.shape[-1]
+    ms = x.pow(2).mean(-1)
+    r = torch.sqrt(ms + eps)
+    if d == 1:
+        return Closed(gamma.abs()[0] * eps / r**3, True, regime="eps-term")
+    return Closed(gamma.abs().max() / r, gain_is_constant(gamma))
 
 
 @register_norm
@@ -80,6 +99,15 @@ class RMSNorm(Norm):
                 return LigerRMSNorm(hidden, eps=eps)
 
         return third_party(make, "Liger LigerRMSNorm", dtype=dtype, device=device)
+
+    def jacobian_closed_form(self, impl):
+        return Formula(
+            self.name,
+            None,
+            "row",
+            jacobian_sigma_max,
+            "d≥2: max|γ|/√(mean(x²)+ε) (exact for constant |γ|); d=1: |γ|ε/(x²+ε)^1.5",
+        )
 
     def reference(self, impl, x, params, built, *, eps):
         """float64 RMSNorm from its definition: sum of squares over the row, divided by d."""

@@ -1,0 +1,110 @@
+"""The declared norm protocol: registration refuses inconsistent declarations, every built-in norm declares
+what the benches read (and `list norms` shows it), and a norm without a float64 reference gets no accuracy
+rows with the latency report saying so."""
+
+from __future__ import annotations
+
+import pytest
+from latency_helpers import run
+
+from normbench.norms import registry
+from normbench.norms.registry import Built, Norm, impl, register_norm
+
+
+def _copy(self, hidden, *, eps, dtype, device):
+    """y = x * 1.0"""
+    return Built(lambda x: x * 1.0)
+
+
+def _copy_norm(name: str, **attrs):
+    body = {
+        "name": name,
+        "description": "test only",
+        "_copy": impl("copy", baseline=True)(_copy),
+        "bytes_moved": lambda self, impl, tokens, hidden, itemsize, mode: 2 * tokens * hidden * itemsize,
+        **attrs,
+    }
+    return type(f"T{name}", (Norm,), body)
+
+
+@pytest.fixture
+def registered():
+    names = []
+    yield names
+    for name in names:
+        registry._NORMS.pop(name, None)
+
+
+@pytest.mark.parametrize(
+    "attrs,message",
+    [
+        ({"module_impl": "nope"}, "module_impl 'nope'"),
+        ({"inference_impl": "nope"}, "inference_impl 'nope'"),
+        ({"gain_name": "gamma"}, "gain_name 'gamma'"),
+        ({"folds_into_linear": True}, "defines no fold_into_linear"),
+    ],
+)
+def test_inconsistent_declarations_are_refused(attrs, message):
+    with pytest.raises(TypeError, match=message):
+        register_norm(_copy_norm("t_bad", **attrs))
+    assert "t_bad" not in registry._NORMS
+
+
+def test_defaults_follow_what_the_norm_has(registered):
+    register_norm(_copy_norm("t_plain"))
+    registered.append("t_plain")
+    norm = registry.get_norm("t_plain")
+    assert norm.module_impl is None and norm.gain_name is None and norm.block_impl is None
+    assert norm.capabilities() == dict.fromkeys(
+        ("reference", "jacobian", "module", "fold", "mixes_tokens"), False
+    )
+    assert norm.eager_impl("copy") == "copy"
+
+
+def test_builtin_capabilities():
+    caps = {name: n.capabilities() for name, n in registry.all_norms().items()}
+    assert caps["batchnorm"] == dict.fromkeys(caps["batchnorm"], True)
+    assert caps["layernorm"] == {
+        "reference": True,
+        "jacobian": True,
+        "module": True,
+        "fold": False,
+        "mixes_tokens": False,
+    }
+    assert caps["identity"]["module"] is False and caps["identity"]["jacobian"] is False
+    assert registry.get_norm("batchnorm").block_impl == "eval"
+
+
+def test_list_norms_shows_the_capability_column(cli):
+    result = cli("list", "norms")
+    assert result.exit_code == 0
+    line = next(ln for ln in result.output.splitlines() if ln.strip().startswith("batchnorm "))
+    assert "ref jac mod fold mix" in line
+    line = next(ln for ln in result.output.splitlines() if ln.strip().startswith("identity "))
+    assert "ref --- --- ---- ---" in line
+
+
+def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp_path):
+    from normbench.analysis.tables import ReportOptions
+    from normbench.benches import RunContext
+    from normbench.benches.latency import Latency
+    from normbench.results.store import RunStore
+    from normbench.runner import run_one
+    from normbench.suite.expand import expand
+    from normbench.suite.load import parse_suite
+
+    register_norm(_copy_norm("t_noref"))
+    registered.append("t_noref")
+    m, rows, status, error = run("latency", "t_noref", "copy", tokens=8, hidden=8)
+    assert status == "ok", error
+    assert not [r for r in rows if r["metric"] == "err_abs"]
+    suite = parse_suite(
+        'name = "n"\n[[bench]]\nkind = "latency"\nnorms = ["t_noref", "rmsnorm"]\n[bench.params]\ntokens = 8\n'
+        "hidden = 8\nsamples = 3\nwarmup = 1\nmin_sample_s = 2e-4\n"
+    )
+    store = RunStore.create(tmp_path, {"run_id": "r"})
+    for case in expand(suite):
+        store.write_case(case, *run_one(case, RunContext(threads=1)))
+    tables = Latency().report(store.read(), ReportOptions(machine="test"))
+    notes = " ".join(n for t in tables for n in t.notes)
+    assert "No float64 reference, so no accuracy rows (the norm declares none): t_noref:copy." in notes
