@@ -99,8 +99,8 @@ def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp
     assert status == "ok", error
     assert not [r for r in rows if r["metric"] == "err_abs"]
     suite = parse_suite(
-        'name = "n"\n[[bench]]\nkind = "latency"\nnorms = ["t_noref", "rmsnorm"]\n[bench.params]\ntokens = 8\n'
-        "hidden = 8\nsamples = 3\nwarmup = 1\nmin_sample_s = 2e-4\n"
+        'name = "n"\n[[bench]]\nkind = "latency"\nnorms = ["t_noref", "rmsnorm"]\n[bench.params]\n'
+        "tokens = 8\nhidden = 8\nsamples = 3\nwarmup = 1\nmin_sample_s = 2e-4\n"
     )
     store = RunStore.create(tmp_path, {"run_id": "r"})
     for case in expand(suite):
@@ -108,3 +108,39 @@ def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp
     tables = Latency().report(store.read(), ReportOptions(machine="test"))
     notes = " ".join(n for t in tables for n in t.notes)
     assert "No float64 reference, so no accuracy rows (the norm declares none): t_noref:copy." in notes
+
+
+def test_a_norm_without_closed_form_is_measured_against_the_bounds(registered, tmp_path):
+    from normbench.analysis.tables import ReportOptions
+    from normbench.benches.jacobian import Jacobian
+    from normbench.norms.closed_form import Formula
+
+    def measured_only(self, impl):
+        return Formula(self.name, None, "row", None, "no closed form")
+
+    register_norm(_copy_norm("t_nocf", jacobian_closed_form=measured_only))
+    registered.append("t_nocf")
+    assert registry.get_norm("t_nocf").capabilities()["jacobian"]
+    m, rows, status, error = run("jacobian", "t_nocf", "copy", d=5, inputs=2)
+    assert status == "ok", error
+    metrics = {r["metric"] for r in rows}
+    assert "sigma_max" in metrics and "ratio_xiong" in metrics
+    assert not metrics & {"closed_form", "rel_err"}
+    sigma = [r["value"] for r in rows if r["metric"] == "sigma_max"]
+    assert sigma == pytest.approx([1.0, 1.0], rel=1e-12)  # y = x: J = I
+    assert {r["closed_form_kind"] for r in rows if r["metric"] == "sigma_max"} == {"none"}
+    from normbench.benches import RunContext
+    from normbench.results.store import RunStore
+    from normbench.runner import run_one
+    from normbench.suite.expand import expand
+    from normbench.suite.load import parse_suite
+
+    suite = parse_suite(
+        'name = "j"\n[[bench]]\nkind = "jacobian"\nnorms = ["t_nocf"]\n[bench.params]\nd = 5\n'
+    )
+    store = RunStore.create(tmp_path, {"run_id": "r"})
+    for case in expand(suite):
+        store.write_case(case, *run_one(case, RunContext(threads=1)))
+    frame = store.read()
+    tables = Jacobian().report(frame, ReportOptions(machine="test"))
+    assert tables[1].frame.loc[0, "vs closed form (max rel err)"] == "no closed form"

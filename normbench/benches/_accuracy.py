@@ -204,7 +204,8 @@ def recheck_stateful(norm, impl: str, built, before: Comparison, xa, dya, p: dic
         allowed = max(2 * before.err_abs.get(name, 0.0), 4 * before.floor.get(name, 0.0))
         if err > allowed:
             raise RuntimeError(
-                f"{name} is {err:.3g} from its float64 reference after the timing loop (allowed {allowed:.3g})"
+                f"{name} is {err:.3g} from its float64 reference after the timing loop "
+                f"(allowed {allowed:.3g})"
             )
         worst = max(worst, err)
     return worst

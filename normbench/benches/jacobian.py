@@ -7,8 +7,9 @@ for BatchNorm train, batches of `batch` rows, whose Jacobian is that of the whol
 centred_bound, ratio_xiong, ratio_centred, bound_held / centred_held (1/0), inflation (‖x‖/‖x − mean‖),
 iterations, converged (1/0), time (s per input); BatchNorm train adds coupling (‖J − D‖/‖J‖, D the
 per-sample blocks), and with the exact method coupling_entry, cross_channel_max and channel_rel_err_max.
-Every row carries `method`, `closed_form_kind` (exact | bound) and `closed_form_regime` (general |
-eps-term | zero, see closed_forms.Closed). See normbench/jacobian/."""
+Every row carries `method`, `closed_form_kind` (exact | bound | none) and `closed_form_regime` (general |
+eps-term | zero | none, see norms/closed_form.py); a norm that declares no closed form (compute=None) has no
+closed_form and rel_err rows. See normbench/jacobian/."""
 
 from __future__ import annotations
 
@@ -88,7 +89,9 @@ class Jacobian(Bench):
         formula = formula_for(norm, impl)
         if formula is None:
             have = ", ".join(formulas())
-            return [("norms", f"{norm}:{impl} has no Jacobian closed form; the jacobian bench takes {have}")]
+            return [
+                ("norms", f"{norm}:{impl} declares no Jacobian closed form; the jacobian bench takes {have}")
+            ]
         problems = []
         p, dtype = params, params["dtype"]
         size = jacobian_side(p, formula.layout)
@@ -161,7 +164,7 @@ class Jacobian(Bench):
         if formula.input_statistics:
             check_statistics_fit(xs, p["dtype"], formula.layout)
         x64 = xs.double().cpu()
-        closed = formula.compute(x64, subject.gamma, p["eps"], subject.extra)
+        closed = formula.compute(x64, subject.gamma, p["eps"], subject.extra) if formula.compute else None
         bounds = xiong_bounds(x64, subject.gamma, formula.layout)
         method = resolve_method(p, formula.layout)
         measure.warm_up()
@@ -169,7 +172,7 @@ class Jacobian(Bench):
         if method == "exact":
 
             def structure(k, J, sigma):
-                if batch is not None:
+                if batch is not None and closed is not None:
                     s = measure.batch_structure(J, batch, p["d"], sigma)
                     extras[k] = {
                         **{key: s[key] for key in ("coupling", "coupling_entry", "cross_channel_max")},
@@ -199,8 +202,8 @@ class Jacobian(Bench):
         rows = input_rows(measured, closed, bounds, extras, HELD_SLACK[p["dtype"]])
         labels = {
             "method": method,
-            "closed_form_kind": "exact" if closed.exact else "bound",
-            "closed_form_regime": closed.regime,
+            "closed_form_kind": "none" if closed is None else "exact" if closed.exact else "bound",
+            "closed_form_regime": "none" if closed is None else closed.regime,
         }
         rows = [{**r, **labels} for r in rows]
         unconverged = sum(not c for c in measured.converged) + sum(
@@ -213,7 +216,7 @@ class Jacobian(Bench):
                 f"{unconverged} Lanczos estimate(s) did not reach tol = {p['tol']:g} "
                 f"in max_iters = {p['max_iters']}; last estimates kept, converged = 0",
             )
-        if closed.exact and closed.regime == "general":
+        if closed is not None and closed.exact and closed.regime == "general":
             tol = max(CLOSED_FORM_TOL[p["dtype"]], 10 * p["tol"] if method == "matrix_free" else 0.0)
             if disagreement := closed_form_disagreement(measured.sigma, closed.value, tol, p["dtype"]):
                 return CaseResult(rows, "failed", disagreement)
@@ -284,13 +287,13 @@ def _max_rel_err(measured, closed) -> float:
 def input_rows(measured, closed, bounds, extras, slack: float) -> list[dict]:
     rows = []
     for k, sigma in enumerate(measured.sigma):
-        cf = float(closed.value[k])
         xiong, centred = float(bounds["xiong"][k]), float(bounds["centred"][k])
         r_x, r_c = sigma / xiong, sigma / centred  # a zero-norm input gives an infinite bound: ratio 0
-        values = {
-            "sigma_max": (sigma, "1"),
-            "closed_form": (cf, "1"),
-            "rel_err": (rel_err(sigma, cf), "ratio"),
+        values = {"sigma_max": (sigma, "1")}
+        if closed is not None:  # a norm without a closed form: measured against the bounds only
+            cf = float(closed.value[k])
+            values |= {"closed_form": (cf, "1"), "rel_err": (rel_err(sigma, cf), "ratio")}
+        values |= {
             "xiong_bound": (xiong, "1"),
             "centred_bound": (centred, "1"),
             "ratio_xiong": (r_x, "ratio"),

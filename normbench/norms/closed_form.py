@@ -1,5 +1,7 @@
 """The shape of a Jacobian closed form, as a norm declares it (`Norm.jacobian_closed_form`). Torch-free to
-import: validating a suite asks which norms have one without building anything.
+import: validating a suite asks which norms have one without building anything. A norm whose Jacobian is
+well defined but has no known closed form declares a Formula with compute=None: the jacobian bench then
+measures σ_max and compares it with Xiong's bounds only.
 
 A closed form maps the float64 inputs the norm actually saw, its gain γ, ε and `extra` (the case's
 float64 parameters and module buffers by name: `alpha`, `running_var`, ...) to the predicted σ_max(J) per
@@ -32,7 +34,9 @@ class Formula:
     norm: str
     impl: str | None  # None: every implementation of the norm
     layout: str  # "row": one input is a row of d; "batch": one input is an (m, d) batch (BN train)
-    compute: Callable[[torch.Tensor, torch.Tensor, float, dict[str, Any]], Closed]  # (x, γ, ε, extra)
+    # (x, γ, ε, extra) -> Closed; None: no closed form is known, σ_max is measured and compared with
+    # Xiong's bounds only (the jacobian bench's rows then lack closed_form and rel_err)
+    compute: Callable[[torch.Tensor, torch.Tensor, float, dict[str, Any]], Closed] | None
     summary: str
     # The norm computes statistics of x (mean, x²): those must not overflow the case's dtype. Elementwise
     # maps (BatchNorm eval, PowerNorm eval, DyT) have none.

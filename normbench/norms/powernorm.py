@@ -10,8 +10,8 @@ Train, iteration t, batch X ∈ ℝ^{B×d} (all leading dims of (..., d) are the
     backward    ∂L/∂X̂ = γ ⊙ ∂L/∂Y
                 X̃' = ∂L/∂X̂ − ν_{t−1} ⊙ X̂                  approximate backprop through the running ψ
                 ∂L/∂X = X̃' / ψ_{t−1}
-                ν_t = ν_{t−1} ⊙ (1 − (1−α)Γ_t) + (1−α)Λ_t   Γ_t = (1/B) Σ_i x̂_i ⊙ x̂_i,
-                                                             Λ_t = (1/B) Σ_i x̂_i ⊙ ∂L/∂x̂_i (buffer `running_nu`)
+                ν_t = ν_{t−1} ⊙ (1 − (1−α)Γ_t) + (1−α)Λ_t   (buffer `running_nu`), with
+                      Γ_t = (1/B) Σ_i x̂_i ⊙ x̂_i  and  Λ_t = (1/B) Σ_i x̂_i ⊙ ∂L/∂x̂_i
 Inference: Y = γ ⊙ X / ψ + β, an elementwise affine map: it folds into a preceding Linear and its Jacobian
 is diag(γ/ψ), σ_max = max_c |γ_c|/√(ψ_c² + ε).
 

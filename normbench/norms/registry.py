@@ -86,7 +86,8 @@ class Norm:
     reference(...)            latency accuracy, block error   None: no accuracy rows (the report says so)
     reference_grads(...)      latency accuracy in fwd+bwd     None: float64 autograd of `reference`
     eager_impl(impl)          latency accuracy (err_ratio)    "module" when it exists, else the baseline
-    jacobian_closed_form(impl) jacobian bench                 None: no closed form, no jacobian cases
+    jacobian_closed_form(impl) jacobian bench                 None: no jacobian cases (compute=None:
+                                                              measured, no closed form)
     module_impl               models, block bench             "module" when it exists, else None
     inference_impl            block bench                     module_impl
     folds_into_linear + fold_into_linear(...)  block `<norm>_folded`   False
@@ -140,8 +141,9 @@ class Norm:
         return None
 
     def jacobian_closed_form(self, impl: str):
-        """The closed form of σ_max(J) for this implementation (a normbench.norms.closed_form.Formula), or
-        None: the jacobian bench then refuses the norm's cases with that reason."""
+        """The closed form of σ_max(J) for this implementation (a normbench.norms.closed_form.Formula; with
+        compute=None when none is known: σ_max is then measured against Xiong's bounds only), or None: no
+        Jacobian cases (the bench refuses them with that reason)."""
         return None
 
     def fold_into_linear(self, built: Built, weight, bias, *, eps: float):
