@@ -5,7 +5,11 @@ windows from a generator seeded apart from the model. Step t = the t-th optimize
 steps (and at steps 1 and the last) it records, for the batch of step t: the loss, the lr, the total and
 per-layer gradient norms; and after update t, on a fixed held-out probe batch: the model update per token
 mean_tokens ||F(x, theta_t) - F(x, theta_0)||_2 (F = the input of the head) and the mean input norm of
-every norm. The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that
+every norm; and, for every norm with batch statistics (BatchNorm, PowerNorm), how far the batch's
+statistics are from the running ones (_fluctuation.py). The probe and the held-out loss run in eval mode
+(a BatchNorm uses its running statistics there, as at inference; per-token norms are unaffected). With
+objective "masked" the batches are masked-token batches (data/masking.py, positions from generators seeded
+data_seed + 3 (training), + 4 (probe), + 5 (held out)) and every loss is over the masked positions. The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that
 nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
 
 Speed (d=64, 12 layers, 300 steps, 2-core Xeon): ~16 s with 2 threads on an idle machine, ~21-23 s with
@@ -20,7 +24,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from normbench.data import sample_windows
+from normbench.benches._fluctuation import FluctuationRecorder
+from normbench.data import objective_batch, unigram_loss
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,8 @@ class TrainSpec:
     schedule: str = "constant"
     eval_batches: int = 16
     betas: tuple[float, float] = (0.9, 0.98)
+    objective: str = "causal"
+    mask_prob: float = 0.15
 
 
 @dataclass
@@ -87,14 +94,17 @@ def grad_norm_rows(groups, step: int) -> list[dict]:
 
 @torch.no_grad()
 def probe(model, x):
-    """(F(x), {site: mean input norm}) on the probe batch, with every norm keeping its inputs."""
+    """(F(x), {site: mean input norm}) on the probe batch, in eval mode, with every norm keeping its inputs."""
     norms = model.norms()
     for m in norms:
         m.kept = []
+    was_training = model.training
+    model.eval()
     try:
         h = model.hidden(x)
         inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
     finally:
+        model.train(was_training)
         for m in norms:
             m.kept = None
     return h, inputs
@@ -123,17 +133,40 @@ def probe_rows(model, x, h0, step: int) -> list[dict]:
     return rows
 
 
+def batches(rows, data, spec: TrainSpec, windows_seed: int, masks_seed: int):
+    """An endless stream of (inputs, targets, mask) for the spec's objective, from two seeded generators."""
+    windows, masks = torch.Generator().manual_seed(windows_seed), torch.Generator().manual_seed(masks_seed)
+    while True:
+        yield objective_batch(
+            rows, spec.batch, spec.seq, spec.objective, data.vocab, spec.mask_prob, windows, masks
+        )
+
+
+def batch_loss(model, batch, device):
+    x, y, mask = batch
+    return model(x.to(device), y.to(device), mask=None if mask is None else mask.to(device))
+
+
 @torch.no_grad()
 def held_out_loss(model, data, spec: TrainSpec, device) -> tuple[float, float]:
-    """(model loss, unigram loss) on eval_batches fixed held-out windows (the same for every case). The
-    unigram model's loss on the very same targets is the "learned nothing" baseline a stuck run sits at."""
-    g = torch.Generator().manual_seed(spec.data_seed + 2)
-    model_total = unigram_total = 0.0
-    for _ in range(spec.eval_batches):
-        x, y = sample_windows(data.held_out, spec.batch, spec.seq, g)
-        model_total += float(model(x.to(device), y.to(device)))
-        unigram_total += float(-data.unigram_logp[y].mean())
-    return model_total / spec.eval_batches, unigram_total / spec.eval_batches
+    """(model loss, unigram loss) on eval_batches fixed held-out windows (the same for every case), in eval
+    mode. The unigram model's loss on the very same targets (the masked positions for the masked objective)
+    is the "learned nothing" baseline a stuck run sits at. Masked: each batch weighted by its masked count,
+    so the result is the mean over all masked positions."""
+    stream = batches(data.held_out, data, spec, spec.data_seed + 2, spec.data_seed + 5)
+    model_total = unigram_total = weight = 0.0
+    was_training = model.training
+    model.eval()
+    try:
+        for _ in range(spec.eval_batches):
+            batch = next(stream)
+            w = 1.0 if batch[2] is None else float(batch[2].sum())
+            model_total += w * float(batch_loss(model, batch, device))
+            unigram_total += w * unigram_loss(data.unigram_logp, batch[1], batch[2])
+            weight += w
+    finally:
+        model.train(was_training)
+    return model_total / weight, unigram_total / weight
 
 
 def make_adam(model, lr: float, betas):
@@ -147,11 +180,10 @@ def make_adam(model, lr: float, betas):
 def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     groups = layer_groups(model)
     opt = make_adam(model, lr_at(1, spec), spec.betas)
-    batches = torch.Generator().manual_seed(spec.data_seed)
-    probe_x = sample_windows(
-        data.held_out, spec.batch, spec.seq, torch.Generator().manual_seed(spec.data_seed + 1)
-    )[0]
-    probe_x = probe_x.to(device)
+    model.train()
+    train_batches = batches(data.train, data, spec, spec.data_seed, spec.data_seed + 3)
+    probe_x = next(batches(data.held_out, data, spec, spec.data_seed + 1, spec.data_seed + 4))[0].to(device)
+    fluctuation = FluctuationRecorder(model)
     h0, _ = probe(model, probe_x)
     rows = probe_rows(model, probe_x, h0, 0)
     losses = torch.full((spec.steps,), math.nan, device=device)
@@ -162,12 +194,14 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
         lr = lr_at(step, spec)
         for group in opt.param_groups:
             group["lr"] = lr
-        x, y = sample_windows(data.train, spec.batch, spec.seq, batches)
-        loss = model(x.to(device), y.to(device))
+        diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
+        if diagnose:
+            fluctuation.arm(step)
+        loss = batch_loss(model, next(train_batches), device)
+        fluctuation.disarm()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         losses[step - 1] = loss.detach()
-        diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
         if diagnose:
             rows += grad_norm_rows(groups, step)
             rows.append({"metric": "lr", "unit": "lr", "value": lr, "step": step})
@@ -182,6 +216,7 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     result.wall_s = time.perf_counter() - start
     ran = result.diverged_at or spec.steps
     result.losses = losses[:ran].tolist()
+    rows += fluctuation.rows
     rows += [
         {"metric": "loss", "unit": "nats", "value": v, "step": i}
         for i, v in enumerate(result.losses, start=1)

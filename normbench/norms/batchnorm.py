@@ -47,6 +47,7 @@ class BatchNorm(Norm):
     name = "batchnorm"
     description = "BatchNorm1d over the token axis of (tokens, hidden), per hidden channel"
     param_names = ("weight", "bias")
+    mixes_tokens = True  # statistics over the batch: illegal in a causal LM (benches/_lm.py)
 
     @impl("train", baseline=True)
     def train(self, hidden, *, eps, dtype, device):
