@@ -130,3 +130,16 @@ def test_batchnorm_masked_run_trains_and_stores_fluctuation_per_layer_and_step()
         (s, site) for s in (1, 20, 40, 60) for site in ("1.attn", "1.ffn", "2.attn", "2.ffn", "final")
     }
     assert all(np.isfinite(r["value"]) and r["value"] >= 0 for r in fluct)
+
+
+def test_init_bench_stores_scale_rows_and_no_per_token_jacobian_for_batchnorm():
+    text = (
+        'name = "t"\n[[bench]]\nkind = "init"\nnorms = ["batchnorm"]\n[bench.params]\nobjective = "masked"\n'
+        'placement = "subln"\ndepth = 1\nd = 8\nffn = 16\nseq = 8\nbatch = 2\nbatches = 1\ndata = "text"\n'
+    )
+    ((rows, status, _),) = [run_one(case, RunContext(threads=1)) for case in expand(parse_suite(text))]
+    assert status == "ok" and not [r for r in rows if r["metric"].startswith("ln_jacobian")]
+    sites = {r["site"] for r in rows if r["metric"] == "ln_input_sq_norm"}
+    assert sites == {"1.attn", "1.attn_mid", "1.ffn", "1.ffn_mid", "final"}
+    ratios = {r["scale"]: r["value"] for r in rows if r["metric"] == "scale_grad_ratio"}
+    assert ratios == pytest.approx({c: 1 / c for c in SCALES}, rel=1e-4)

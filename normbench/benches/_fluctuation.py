@@ -10,7 +10,10 @@ Rows (each with step, layer, site), per module that has running_mean / running_v
     bn_mean_rel_dist_iid  sqrt(sum_c sigma2_B,c / n) / ||mu||, n = tokens in the batch: the distance i.i.d.
                           sampling noise alone would give (E||mean of n i.i.d. draws - mu||^2 = sum_c var_c / n),
                           the "CNN-like" floor; tokens of one sequence are correlated, which is what lifts
-                          the measured distance above it
+                          the measured distance above it. Every batch also holds each position 0..T-1
+                          exactly B times, so the position-embedding share of the variance does not
+                          fluctuate between batches, which pulls the measured distance below this floor:
+                          read the two together, not as a strict lower bound
 and per module with running_phi (PowerNorm, the running quadratic mean psi^2 per channel):
     pn_qm_rel_dist        ||psi2_B - psi2|| / ||psi2||,  psi2_B = mean over tokens of x^2
 mu_B, sigma2_B (biased, as BatchNorm normalizes with) are over the batch's B*T tokens. A relative distance
