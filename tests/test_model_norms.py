@@ -172,3 +172,12 @@ def test_batchnorm_is_refused_with_the_causal_objective_and_says_why(kind):
 def test_mask_prob_outside_the_open_unit_interval_is_refused(value):
     with pytest.raises(SuiteError, match=rf"bench\[0\]\.params\.mask_prob: {value!r} must be in \(0, 1\)"):
         parse_suite(SUITE.format(kind="stability", norm="layernorm", extra=f"mask_prob = {value}\n"))
+
+
+@pytest.mark.parametrize("placement", tf.PLACEMENTS)
+def test_gradient_groups_cover_every_parameter_once(placement):
+    from normbench.benches._training import layer_groups
+
+    model = make(placement=placement)
+    grouped = [id(p) for _, _, params in layer_groups(model) for p in params]
+    assert sorted(grouped) == sorted(id(p) for p in model.parameters())

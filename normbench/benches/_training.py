@@ -65,9 +65,11 @@ def lr_at(step: int, spec: TrainSpec) -> float:
 
 
 def layer_groups(model) -> list[tuple[int, str, list]]:
-    """(layer, site, parameters): the embeddings (layer 0), each block (1..N), the head and final norm (N+1)."""
+    """(layer, site, parameters): the embeddings and their norm (layer 0), each block (1..N), the head and
+    final norm (N+1)."""
     n = len(model.blocks)
-    groups = [(0, "embed", [model.tok_emb.weight, model.pos_emb.weight])]
+    emb_norm = list(model.emb_norm.parameters()) if model.emb_norm is not None else []  # Peri-LN's
+    groups = [(0, "embed", [model.tok_emb.weight, model.pos_emb.weight, *emb_norm])]
     groups += [(i, "block", list(b.parameters())) for i, b in enumerate(model.blocks, start=1)]
     head = [model.head.weight] + (list(model.final_norm.parameters()) if model.final_norm is not None else [])
     return groups + [(n + 1, "head", head)]
