@@ -143,3 +143,28 @@ def test_init_bench_stores_scale_rows_and_no_per_token_jacobian_for_batchnorm():
     assert sites == {"1.attn", "1.attn_mid", "1.ffn", "1.ffn_mid", "final"}
     ratios = {r["scale"]: r["value"] for r in rows if r["metric"] == "scale_grad_ratio"}
     assert ratios == pytest.approx({c: 1 / c for c in SCALES}, rel=1e-4)
+
+
+def test_probe_uses_batch_statistics_and_leaves_running_statistics_alone():
+    from normbench.benches._training import probe
+
+    torch.manual_seed(0)
+    model = DecoderLM(
+        ModelConfig(
+            vocab=9,
+            depth=1,
+            d=8,
+            heads=2,
+            ffn=16,
+            seq=6,
+            norm="batchnorm",
+            placement="pre",
+            objective="masked",
+        )
+    )
+    before = [b.clone() for b in model.buffers()]
+    x = torch.randint(9, (4, 6))
+    h, _ = probe(model, x)
+    assert all(b.equal(saved) for b, saved in zip(model.buffers(), before, strict=True))
+    flat = h.reshape(-1, 8)  # the final BatchNorm normalized the probe batch with its own statistics
+    torch.testing.assert_close(flat.mean(0), torch.zeros(8), atol=1e-5, rtol=0)
