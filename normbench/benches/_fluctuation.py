@@ -8,7 +8,7 @@ Rows (each with step, layer, site), per module that has running_mean / running_v
     bn_mean_dist_d        (1/d) ||mu_B - mu||             (the paper's normalization by the width d)
     bn_var_dist_d         (1/d) ||sigma2_B - sigma2||
     bn_mean_rel_dist_iid  sqrt(sum_c sigma2_B,c / n) / ||mu||, n = tokens in the batch: the distance i.i.d.
-                          sampling noise alone would give (E||mean of n i.i.d. draws - mu||^2 = sum_c var_c / n),
+                          sampling noise alone gives (E||mean of n i.i.d. draws - mu||^2 = sum_c var_c / n),
                           the "CNN-like" floor; tokens of one sequence are correlated, which is what lifts
                           the measured distance above it. Every batch also holds each position 0..T-1
                           exactly B times, so the position-embedding share of the variance does not

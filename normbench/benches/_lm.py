@@ -23,7 +23,7 @@ MODEL_PARAMS = {
         str,
         "post",
         choices=PLACEMENTS,
-        help="where the norm sits in each block (subln: Magneto's extra LNs; periln: in+out of each sub-layer)",
+        help="where the norm sits in each block (subln: Magneto; periln: norm in+out of each sub-layer)",
     ),
     "objective": Param(
         str,
@@ -39,7 +39,7 @@ MODEL_PARAMS = {
         "xavier",
         choices=INITS,
         help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init) on every weight, "
-        "depth_scaled_keep_qk = 1/k_l except q/k; magneto = gamma = sqrt(log 2N) on v/out/fc1/fc2 (for subln)",
+        "depth_scaled_keep_qk = 1/k_l except q/k; magneto = sqrt(log 2N) on v/out/fc1/fc2 (Sub-LN)",
     ),
     "qk_init": Param(str, "xavier", choices=("xavier", "zero"), help="zero: W^Q = W^K = 0 (Xiong's Lemma 2)"),
     "embed": Param(

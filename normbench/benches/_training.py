@@ -12,8 +12,8 @@ mode) and puts every buffer back afterwards: in eval mode a BatchNorm's F(x, the
 running statistics (mean 0, var 1), and the "update" would mostly measure their warm-up, not the weights'
 change (measured: 27.9 vs LayerNorm's 2.2 at step 1, d=64, 4 layers). Per-token norms are unaffected. With
 objective "masked" the batches are masked-token batches (data/masking.py, positions from generators seeded
-data_seed + 3 (training), + 4 (probe), + 5 (held out)) and every loss is over the masked positions. The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that
-nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
+data_seed + 3 (training), + 4 (probe), + 5 (held out)) and every loss is over the masked positions.
+The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
 
 Speed (d=64, 12 layers, 300 steps, 2-core Xeon): ~16 s with 2 threads on an idle machine, ~21-23 s with
 --threads 1; with 2 threads while another process holds a core, 118 s (every small op is an OpenMP

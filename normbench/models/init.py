@@ -9,7 +9,8 @@ import torch
 from torch import nn
 
 INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk", "magneto")
-RESIDUAL_WEIGHTS = ("v_proj", "out_proj", "fc1", "fc2")  # the weights DeepNorm's beta / Magneto's gamma touch
+# the weights DeepNorm's beta and Magneto's gamma touch
+RESIDUAL_WEIGHTS = ("v_proj", "out_proj", "fc1", "fc2")
 ALL_WEIGHTS = ("q_proj", "k_proj") + RESIDUAL_WEIGHTS
 
 

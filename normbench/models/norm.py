@@ -15,13 +15,6 @@ import torch
 from torch import nn
 
 
-def mixes_tokens(norm_name: str) -> bool:
-    """Whether the registry norm computes statistics across tokens (the contract attribute, default False)."""
-    from normbench.norms import get_norm
-
-    return bool(getattr(get_norm(norm_name), "mixes_tokens", False))
-
-
 class Norm(nn.Module):
     """A registry norm over the last dim. `site` names it in results ("3.attn", "3.ffn_mid", "final").
     While `self.kept` is a list, each forward appends its input (detached): that is how benches see the

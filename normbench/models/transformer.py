@@ -30,8 +30,8 @@ Inits (every q, k, v, out_proj, fc1, fc2 is Xavier-normal with a gain, biases 0;
                   (l = 1..N), i.e. W ~ N(0, 1/(k_l^2 d')) with d' the mean of fan-in and fan-out. The paper
                   says "the weights of l-th layer" and gives only W_o as an example, so whether q/k are scaled
                   is ambiguous: depth_scaled scales them too, depth_scaled_keep_qk leaves q/k at gain 1.
-    magneto       gain gamma = sqrt(log 2N) on v_proj, out_proj, fc1, fc2 (torchscale multiplies the initialized
-                  weights by gamma: the same as Xavier gain gamma); q_proj, k_proj keep gain 1
+    magneto       gain gamma = sqrt(log 2N) on v_proj, out_proj, fc1, fc2 (torchscale multiplies them by
+                  gamma after their init: the same as Xavier gain gamma); q_proj, k_proj keep gain 1
 qk_init = "zero" sets W^Q = W^K = 0 (uniform causal attention, Xiong et al. 2020 §3.3's assumption).
 Embeddings (token and learned position): embed = "n01" draws each N(0, 1), so E||x_0||^2 = 2d (s_0 = 2);
 "unit" draws each N(0, 1/2), so E||x_0||^2 = d as Xiong's Lemma 2 assumes. The head is Linear(d, V,
