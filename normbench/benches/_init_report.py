@@ -16,9 +16,9 @@ def init_tables(frame) -> list[Table]:
     frame = frame.assign(layer=frame["layer"].astype("Int64"))  # a label column, float where rows lack it
     frame = frame.assign(config=frame[keys].astype(str).agg("/".join, axis=1) if keys else frame["placement"])
     tables = [stream_table(frame)]
-    both = per_layer(frame, "ln_input_sq_norm", ffn_sites(frame), "{:.2f}").combine(
-        per_layer(frame, "ln_jacobian", ffn_sites(frame), "{:.3f}"), lambda a, b: a + " / " + b
-    )
+    size = per_layer(frame, "ln_input_sq_norm", ffn_sites(frame), "{:.2f}")
+    jac = per_layer(frame, "ln_jacobian", ffn_sites(frame), "{:.3f}").reindex_like(size).fillna("—")
+    both = size.combine(jac, lambda a, b: a + " / " + b)
     tables.append(
         Table(
             "Init: input of each layer's FFN-side norm and the final norm: ‖x‖²/d / ‖J_LN‖₂",
@@ -27,7 +27,8 @@ def init_tables(frame) -> list[Table]:
                 "Post-LN/DeepNorm: this is x^{post,5} of Xiong's Lemma 2 (expected 3/2 for Post-LN); "
                 "Pre-LN: the stream entering the FFN's norm. ‖J_LN‖₂: exact (SVD of the autograd Jacobian), "
                 "mean over tokens; at gain 1 it equals 1/√(var+ε) for LayerNorm (Lemma 3 with the centred norm) and "
-                "1/√(mean x²+ε) for RMSNorm (science.md §6); both closed forms are stored as ln_jacobian_closed."
+                "1/√(mean x²+ε) for RMSNorm (science.md §6); both closed forms are stored as ln_jacobian_closed. A norm "
+                "with batch statistics (BatchNorm) has no per-token Jacobian in train mode: —."
             ],
         )
     )
@@ -40,12 +41,36 @@ def init_tables(frame) -> list[Table]:
             grads.reset_index(),
             [
                 "Xiong Fig. 3(a)/(b): grows with the layer index for Post-LN, "
-                "about flat for Pre-LN. Loss = next-token cross-entropy."
+                "about flat for Pre-LN. Loss = the case's objective: next-token cross-entropy, or "
+                "the masked-token cross-entropy over the masked positions (objective = masked)."
             ],
         )
     )
     tables.append(last_layer_table(frame))
+    if (frame["metric"] == "scale_grad_ratio").any():
+        tables.append(scale_table(frame))
     return tables
+
+
+def scale_table(frame) -> Table:
+    """scale_grad_ratio per norm and c, with the 1/c of exact scale invariance beside it."""
+    import pandas as pd
+
+    rows = frame[frame["metric"] == "scale_grad_ratio"]
+    wide = rows.pivot_table(index="norm", columns="scale", values="value", aggfunc="mean")
+    cells = pd.DataFrame(index=wide.index)
+    for c in wide.columns:
+        cells[f"c={c:g}"] = wide[c].map(lambda v: f"{v:.4g}")
+        cells[f"{c:g}·ratio"] = (wide[c] * c).map(lambda v: f"{v:.4f}")
+    return Table(
+        "Init: scale invariance, ‖∇_W L at cW‖ / ‖∇_W L at W‖ for a Linear(d, d) feeding the norm",
+        cells.reset_index(),
+        [
+            "LN paper §5: a norm whose output is unchanged when W is scaled by c has ∇_W shrinking as 1/c (an "
+            "implicit learning-rate decay as ‖W‖ grows); c × ratio = 1 means exact invariance (LayerNorm, RMSNorm, "
+            "BatchNorm in train mode, up to ε), DyT is not invariant. fp64, mean over seeds."
+        ],
+    )
 
 
 def ffn_sites(frame) -> list[str]:

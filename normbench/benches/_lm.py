@@ -7,21 +7,39 @@ from normbench.benches.base import Bench
 from normbench.suite.params import Param
 
 # Kept here, not imported from normbench.models (which imports torch): tests check they match.
-PLACEMENTS = ("post", "pre", "deepnorm", "sandwich")
-INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk")
+PLACEMENTS = ("post", "pre", "deepnorm", "sandwich", "subln", "periln")
+INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk", "magneto")
+OBJECTIVES = ("causal", "masked")
 EMBEDS = ("n01", "unit")
 DATA = ("text", "stdlib", "markov")
-# Norms that mix tokens (BatchNorm: statistics over the batch) would let a causal LM see the future.
-PER_TOKEN_ONLY = {"batchnorm": "normalizes over the batch, which leaks future tokens into a causal LM"}
+
+
+def _open_unit_interval(value: float) -> str | None:
+    return None if 0.0 < value < 1.0 else f"{value!r} must be in (0, 1)"
+
 
 MODEL_PARAMS = {
-    "placement": Param(str, "post", choices=PLACEMENTS, help="where the norm sits in each block"),
+    "placement": Param(
+        str,
+        "post",
+        choices=PLACEMENTS,
+        help="where the norm sits in each block (subln: Magneto; periln: norm in+out of each sub-layer)",
+    ),
+    "objective": Param(
+        str,
+        "causal",
+        choices=OBJECTIVES,
+        help="causal = next-token LM; masked = bidirectional encoder, loss on masked tokens (BERT 80/10/10)",
+    ),
+    "mask_prob": Param(
+        float, 0.15, check=_open_unit_interval, help="masked objective: fraction of positions chosen"
+    ),
     "init": Param(
         str,
         "xavier",
         choices=INITS,
         help="xavier; deepnorm = beta gains; depth_scaled = 1/k_l (Post-LN-init) on every weight, "
-        "depth_scaled_keep_qk = 1/k_l except q/k",
+        "depth_scaled_keep_qk = 1/k_l except q/k; magneto = sqrt(log 2N) on v/out/fc1/fc2 (Sub-LN)",
     ),
     "qk_init": Param(str, "xavier", choices=("xavier", "zero"), help="zero: W^Q = W^K = 0 (Xiong's Lemma 2)"),
     "embed": Param(
@@ -79,11 +97,26 @@ def check_model_case(params, norm) -> list[tuple[str, str]]:
     problems = []
     if params["d"] % params["heads"]:
         problems.append(("heads", f"{params['heads']} heads do not divide d={params['d']}"))
-    if norm in PER_TOKEN_ONLY:
+    if norm is not None and params["objective"] == "causal" and norm_mixes_tokens(norm):
         problems.append(
-            ("norms", f"{norm} {PER_TOKEN_ONLY[norm]}; use a per-token norm (layernorm, rmsnorm, ...)")
+            (
+                "norms",
+                f"{norm} normalizes over the batch: its statistics over batch x time let every position see "
+                'the tokens after it, which a causal LM must not; use objective = "masked" (a '
+                "bidirectional encoder) or a per-token norm (layernorm, rmsnorm, dyt)",
+            )
         )
     return problems
+
+
+def norm_mixes_tokens(norm: str) -> bool:
+    """The registry's `mixes_tokens` (statistics across tokens: BatchNorm, PowerNorm); False if unknown."""
+    from normbench.norms import get_norm
+
+    try:
+        return bool(getattr(get_norm(norm), "mixes_tokens", False))
+    except (KeyError, ValueError):  # an unknown norm is reported at the norms key by the suite loader
+        return False
 
 
 def load_case_data(ctx, p):
@@ -120,6 +153,7 @@ def build_model(case, vocab: int):
         init=p["init"],
         qk_init=p["qk_init"],
         embed=p["embed"],
+        objective=p["objective"],
     )
     return DecoderLM(cfg).to(p["device"])
 

@@ -11,7 +11,13 @@ W* = W (1 + 0.01 e), e ~ N(0, 1) elementwise, mean over PERTURB_DRAWS draws: O(N
 Pre-LN.
 
 The Jacobian is computed exactly, self-contained: torch.func.jacrev per token, then the largest singular
-value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (science.md §6) is stored beside it."""
+value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (science.md §6) is stored beside it.
+A norm with batch statistics (BatchNorm) has no per-token Jacobian in train mode (each output depends on
+every token of the batch, science.md §6.3), so it gets no Jacobian rows here; the jacobian bench measures it.
+Norms inside the FFN (Sub-LN's over the F hidden units) report ||x||^2 / F: per unit of their own width.
+
+objective = "masked": the loss is the masked-token loss (positions from a generator seeded data_seed + 3).
+Scale invariance (_scale_invariance.py): `scale_grad_ratio` rows, label `scale`, for the case's norm."""
 
 from __future__ import annotations
 
@@ -26,7 +32,11 @@ PERTURB_DRAWS = 4
 @register_bench
 class Init(LMBench):
     kind = "init"
-    description = "at init: residual-stream growth, norm input size and Jacobian, FFN gradients per layer"
+    description = (
+        "at init: residual-stream growth, norm input size and Jacobian, FFN gradients per layer, "
+        "the norm's scale invariance"
+    )
+    labels = {**LMBench.labels, "scale": float}  # scale_grad_ratio: the factor c on the weight
     params = {
         **MODEL_PARAMS,
         "batches": Param(int, 8, minimum=1, help="batches the gradient statistics average over"),
@@ -35,9 +45,12 @@ class Init(LMBench):
 
     def run_case(self, case, ctx):
         from normbench.benches._lm import data_rows
+        from normbench.benches._scale_invariance import scale_grad_rows
 
+        p = case.params
         model, data = self.model_and_data(case, ctx)
-        return CaseResult(init_rows(model, data, case.params) + data_rows(data))
+        scale_rows = scale_grad_rows(case.norm, case.impl, p["d"], p["eps"], p["seed"])
+        return CaseResult(init_rows(model, data, p) + data_rows(data) + scale_rows)
 
     def report(self, frame, opts):
         from normbench.benches._init_report import init_tables
@@ -49,10 +62,11 @@ def init_rows(model, data, p) -> list[dict]:
     """All per-layer rows for one seeded model (also what the tests check against a hand computation)."""
     import torch
 
-    from normbench.data import sample_windows
+    from normbench.data import objective_batch
 
     d, n = model.cfg.d, len(model.blocks)
     generator = torch.Generator().manual_seed(p["data_seed"])
+    masks = torch.Generator().manual_seed(p["data_seed"] + 3)  # as the training loop's masks
     ffn = [
         (layer, name, getattr(block.ffn, name).weight)
         for layer, block in enumerate(model.blocks, start=1)
@@ -65,12 +79,22 @@ def init_rows(model, data, p) -> list[dict]:
     ln_sum = torch.zeros(len(norms), dtype=torch.float64)
     rows: list[dict] = []
     for b in range(p["batches"]):
-        x, y = sample_windows(data.train, p["batch"], p["seq"], generator)
+        x, y, mask = objective_batch(
+            data.train,
+            p["batch"],
+            p["seq"],
+            model.cfg.objective,
+            data.vocab,
+            p.get("mask_prob", 0.15),
+            generator,
+            masks,
+        )
+        mask = None if mask is None else mask.to(p["device"])
         stream: list = []
         for m in norms:
             m.kept = []
         try:
-            loss = model(x.to(p["device"]), y.to(p["device"]), stream=stream)
+            loss = model(x.to(p["device"]), y.to(p["device"]), stream=stream, mask=mask)
             kept = [torch.cat(m.kept) for m in norms]
         finally:
             for m in norms:
@@ -80,7 +104,7 @@ def init_rows(model, data, p) -> list[dict]:
             grad_sum[i] += g
             norm_sum[i] += float(torch.linalg.matrix_norm(g))  # Frobenius
         stream_sum += torch.stack([(s.double() ** 2).sum(-1).mean() / d for s in stream]).cpu()
-        ln_sum += torch.stack([(k.double() ** 2).sum(-1).mean() / d for k in kept]).cpu()
+        ln_sum += torch.stack([(k.double() ** 2).sum(-1).mean() / k.shape[-1] for k in kept]).cpu()
         if b == 0:  # the Jacobian and the output change at the first batch's actual inputs
             rows += jacobian_rows(norms, kept, model.cfg, p["jacobian_tokens"], n)
             rows += output_change_rows(model, x.to(p["device"]), p.get("seed", 0))
@@ -177,12 +201,14 @@ def jacobian_rows(norms, kept, cfg, tokens: int, n_layers: int) -> list[dict]:
 
     rows = []
     for m, x in zip(norms, kept, strict=True):
+        if m.flatten:  # statistics over the batch: no per-token Jacobian (science.md §6.3)
+            continue
         xs = x.reshape(-1, x.shape[-1])[:tokens]  # (n, d): the first tokens of the batch
         jac = vmap(jacrev(m.inner))(xs)  # (n, d, d): d LN(x_i) / d x_i, one token at a time
         layer = site_layer(m.site, n_layers)
         values = {
             "ln_jacobian": torch.linalg.matrix_norm(jac, ord=2),
-            "ln_jacobian_xiong": cfg.d**0.5 / xs.norm(dim=-1),
+            "ln_jacobian_xiong": xs.shape[-1] ** 0.5 / xs.norm(dim=-1),
         }
         stat = {"layernorm": xs.var(-1, unbiased=False), "rmsnorm": (xs**2).mean(-1)}.get(cfg.norm)
         if stat is not None:

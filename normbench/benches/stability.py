@@ -9,7 +9,9 @@ held-out windows: it learned no more than symbol frequencies); else ok. `not_con
 named reference run at the same seed and depth) needs a second case, so it is judged at report/claim time
 (analysis/claims/_stats.py `not_converged`), never stored. Time series (loss
 every step; lr, gradient norms, model update and norm inputs every `every` steps) carry a `step` column,
-per-layer values a `layer` and `site` column. See _training.py for the loop, _lm.py for the model params."""
+per-layer values a `layer` and `site` column. objective = "masked": every loss (training, held-out, the
+unigram model's) is over the masked positions, so the judgements compare like with like. Norms with batch
+statistics also store the batch-vs-running fluctuation rows (_fluctuation.py). See _training.py for the loop, _lm.py for the model params."""
 
 from __future__ import annotations
 
@@ -72,6 +74,8 @@ class Stability(LMBench):
             data_seed=p["data_seed"],
             schedule=p["schedule"],
             eval_batches=p["eval_batches"],
+            objective=p["objective"],
+            mask_prob=p["mask_prob"],
         )
         result = train(model, data, spec, p["device"])
         tail = result.losses[-10:]

@@ -1,23 +1,19 @@
-"""Models the training benches build. transformer.py: a small decoder-only LM whose norm placement
-(post, pre, deepnorm, sandwich), norm (from the registry) and init (xavier, deepnorm, depth_scaled) are
-parameters. Importing this package imports torch; bench modules import it inside run_case only."""
+"""Models the training benches build. transformer.py: a small LM (causal decoder or masked-token encoder)
+whose norm placement (post, pre, deepnorm, sandwich, subln, periln), norm (from the registry, wrapped by
+norm.py) and init (init.py: xavier, deepnorm, depth_scaled, magneto) are parameters. Importing this package
+imports torch; bench modules import it inside run_case only."""
 
-from normbench.models.transformer import (
-    INITS,
-    PLACEMENTS,
-    DecoderLM,
-    ModelConfig,
-    deepnorm_alpha,
-    deepnorm_beta,
-    depth_scale,
-)
+from normbench.models.init import INITS, deepnorm_alpha, deepnorm_beta, depth_scale, magneto_gamma
+from normbench.models.transformer import OBJECTIVES, PLACEMENTS, DecoderLM, ModelConfig
 
 __all__ = [
     "INITS",
+    "OBJECTIVES",
     "PLACEMENTS",
     "DecoderLM",
     "ModelConfig",
     "deepnorm_alpha",
     "deepnorm_beta",
     "depth_scale",
+    "magneto_gamma",
 ]

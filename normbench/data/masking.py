@@ -1,0 +1,46 @@
+"""Masked-token batches for the masked (bidirectional) objective, BERT style (Devlin et al. 2019 §3.1).
+
+Each position is chosen with probability mask_prob (at least one per batch, so the loss is defined); a
+chosen position's input becomes [MASK] (id V) with probability 0.8, a uniformly random real token (0..V-1)
+with 0.1, and stays unchanged with 0.1 (the 80/10/10 rule); the target is the original token, and the loss
+counts the chosen positions only. The choices come from a generator the caller seeds apart from the model
+(and from the window sampler), so they are reproducible and the same for every model seed."""
+
+from __future__ import annotations
+
+MASK_RULE = "80/10/10"  # [MASK] / random token / unchanged, of the chosen positions
+
+
+def mask_tokens(tokens, vocab: int, mask_prob: float, generator):
+    """tokens (B, T) int64 in 0..V-1 -> (inputs, targets, mask): inputs with the chosen positions replaced,
+    targets = tokens, mask (B, T) bool = the chosen positions (the ones the loss counts)."""
+    import torch
+
+    u = torch.rand(tokens.shape, generator=generator)
+    mask = u < mask_prob
+    if not bool(mask.any()):  # a tiny batch with no position chosen: take the most likely one
+        mask.view(-1)[int(u.view(-1).argmin())] = True
+    rule = torch.rand(tokens.shape, generator=generator)  # drawn for every position: stable stream
+    random_tokens = torch.randint(vocab, tokens.shape, generator=generator)
+    inputs = tokens.clone()
+    inputs[mask & (rule < 0.8)] = vocab  # the [MASK] id: the embedding's extra row
+    swap = mask & (rule >= 0.8) & (rule < 0.9)
+    inputs[swap] = random_tokens[swap]
+    return inputs, tokens, mask
+
+
+def objective_batch(rows, batch: int, seq: int, objective: str, vocab: int, mask_prob: float, windows, masks):
+    """(inputs, targets, mask) of one batch: causal = (x, x shifted by one, None); masked = the window x
+    with masked positions (mask_tokens). `windows` draws the windows, `masks` the masked positions."""
+    from normbench.data.tokens import sample_windows
+
+    x, y = sample_windows(rows, batch, seq, windows)
+    if objective == "causal":
+        return x, y, None
+    return mask_tokens(x, vocab, mask_prob, masks)
+
+
+def unigram_loss(unigram_logp, targets, mask) -> float:
+    """The unigram model's loss (nats) on the positions the objective scores: all of them, or the masked."""
+    picked = targets if mask is None else targets[mask]
+    return float(-unigram_logp[picked].mean())

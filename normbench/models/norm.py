@@ -1,0 +1,51 @@
+"""The model's norm wrapper: any registry norm with an nn.Module, at any width, on (B, T, width) input.
+
+Per-token norms (LayerNorm, RMSNorm, DyT) act on the last dim of (B, T, width) as they are. A norm that
+declares `mixes_tokens` (BatchNorm, PowerNorm: statistics over the batch) gets the (B*T, width) view its
+module wants (nn.BatchNorm1d reads a 3-D input as (N, C, L) and would take T for the channels), so its
+statistics run over batch x time: every token of every sequence, which is why it is legal only for the
+masked (bidirectional) objective. Its running statistics start at the module's own reset values (mean 0,
+var 1), not the non-trivial ones the latency bench's builder gives them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+
+class Norm(nn.Module):
+    """A registry norm over the last dim. `site` names it in results ("3.attn", "3.ffn_mid", "final").
+    While `self.kept` is a list, each forward appends its input (detached): that is how benches see the
+    actual input of every norm without hooks. While `self.before` is set, it is called with the (tokens,
+    width) input and the inner module before the module runs (so before a train-mode forward updates
+    running statistics): the batch-statistics fluctuation rows are measured there."""
+
+    def __init__(self, norm: str, impl: str | None, width: int, eps: float, site: str):
+        super().__init__()
+        from normbench.norms import get_norm
+
+        registered = get_norm(norm)
+        impl = impl or registered.baseline
+        # built on the CPU in fp32 like every other module here; DecoderLM.to(device) moves it
+        built = registered.build(impl, width, eps=eps, dtype=torch.float32, device="cpu")
+        if not isinstance(built.module, nn.Module):
+            raise ValueError(f"{norm}:{impl} has no nn.Module to put in a model; use an impl that has one")
+        self.inner = built.module
+        if hasattr(self.inner, "reset_running_stats"):  # a fresh model's BatchNorm: mean 0, var 1
+            self.inner.reset_running_stats()
+        self.flatten = bool(getattr(registered, "mixes_tokens", False))
+        self.width = width
+        self.site = site
+        self.kept: list[torch.Tensor] | None = None
+        self.before: Callable | None = None
+
+    def forward(self, x):  # (B, T, width) -> (B, T, width)
+        if self.kept is not None:
+            self.kept.append(x.detach())
+        if self.before is not None:
+            self.before(x.detach().reshape(-1, x.shape[-1]), self.inner)
+        if self.flatten:
+            return self.inner(x.reshape(-1, x.shape[-1])).reshape(x.shape)
+        return self.inner(x)
