@@ -114,7 +114,7 @@ def norm_mixes_tokens(norm: str) -> bool:
     from normbench.norms import get_norm
 
     try:
-        return bool(getattr(get_norm(norm), "mixes_tokens", False))
+        return get_norm(norm).mixes_tokens
     except (KeyError, ValueError):  # an unknown norm is reported at the norms key by the suite loader
         return False
 

@@ -27,7 +27,9 @@ class Norm(nn.Module):
         from normbench.norms import get_norm
 
         registered = get_norm(norm)
-        impl = impl or registered.baseline
+        impl = impl or registered.module_impl  # the norm's declared model implementation (norms/registry.py)
+        if impl is None:
+            raise ValueError(f"{norm} declares no module implementation (module_impl) to put in a model")
         # built on the CPU in fp32 like every other module here; DecoderLM.to(device) moves it
         built = registered.build(impl, width, eps=eps, dtype=torch.float32, device="cpu")
         if not isinstance(built.module, nn.Module):
@@ -35,7 +37,7 @@ class Norm(nn.Module):
         self.inner = built.module
         if hasattr(self.inner, "reset_running_stats"):  # a fresh model's BatchNorm: mean 0, var 1
             self.inner.reset_running_stats()
-        self.flatten = bool(getattr(registered, "mixes_tokens", False))
+        self.flatten = registered.mixes_tokens
         self.width = width
         self.site = site
         self.kept: list[torch.Tensor] | None = None
