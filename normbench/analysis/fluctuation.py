@@ -23,7 +23,7 @@ METRICS = {
     "bn_mean_rel_dist_iid": "i.i.d. floor",
     "mean_over_iid": "mean / i.i.d.",
     "bn_var_rel_dist": "‖σ²_B − σ²‖/‖σ²‖",
-    "pn_qm_rel_dist": "PN ‖ψ²_B − ψ²‖/‖ψ²‖",
+    "pn_qm_rel_dist": "PN ‖Q_B − Q‖/‖Q‖",
 }
 STORED = [m for m in METRICS if m != "mean_over_iid"]
 
@@ -97,9 +97,9 @@ def fluctuation_table(frame: pd.DataFrame) -> Table | None:
         [
             f"Per layer and site: median over the training steps (the first {BURN_IN:.0%} left out: the running "
             "statistics are still leaving their initial values), mean over seeds. ‖μ_B − μ‖/‖μ‖: the batch's "
-            "mean against the running mean (PowerNorm §3, Fig. 1's distance, relative); i.i.d. floor: the same "
+            "mean against the running mean (PowerNorm §3, Fig. 2's distance, relative); i.i.d. floor: the same "
             "distance expected if the batch's tokens were independent draws (√(Σ_c var_c / n)/‖μ‖, n tokens); "
             "mean / i.i.d. = r: the batch behaves like n/r² independent tokens. PN: PowerNorm's quadratic mean "
-            "ψ² against its running value.",
+            "Q = mean(x²) per channel (the paper's ψ²) against its running value.",
         ],
     )
