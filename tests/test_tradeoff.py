@@ -114,3 +114,19 @@ def test_fluctuation_medians_skip_the_burn_in_and_average_seeds():
     assert r["mean_over_iid"] == pytest.approx(4.0)
     assert r["bn_var_rel_dist"] == pytest.approx(0.6)
     assert set(derived_records(rows)["bench"]) == {"fluctuation"}
+
+
+def test_fluctuation_plot_is_written(tmp_path):
+    from normbench.analysis.plots.fluctuation import batch_statistics_fluctuation
+
+    rows = frame(
+        *[training_run("batchnorm", s, 2.3, fluctuation=fluct(0.3 + s / 10, 0.1, 0.5)) for s in range(2)]
+    )
+    (path,) = batch_statistics_fluctuation(rows, tmp_path, machine="test", fmt="png")
+    assert path.exists() and path.stat().st_size > 10_000
+    assert (
+        batch_statistics_fluctuation(
+            frame(training_run("layernorm", 0, 2.0)), tmp_path, machine="t", fmt="png"
+        )
+        == []
+    )
