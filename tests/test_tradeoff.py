@@ -130,3 +130,27 @@ def test_fluctuation_plot_is_written(tmp_path):
         )
         == []
     )
+
+
+def test_a_real_run_of_stability_and_block_reports_the_trade_off(dataset_runs):
+    """Through the CLI on stored rows (the shared every-bench run): the table is printed and its csv record
+    carries the stored final loss and the block's stored time."""
+    import io
+
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from normbench.cli import app
+    from normbench.results.store import RunStore
+
+    results, mixed, _ = dataset_runs
+    shown = CliRunner().invoke(app, ["report", mixed, "--results", str(results)])
+    assert shown.exit_code == 0 and "Norms: what each costs at inference" in shown.stdout
+    csv = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(results)])
+    (rec,) = pd.read_csv(io.StringIO(csv.stdout)).query("bench == 'tradeoff'").to_dict("records")
+    stored = RunStore.open(results, mixed).read()
+    loss = stored[(stored["bench"] == "stability") & (stored["metric"] == "final_loss")]["value"]
+    block = stored[(stored["block"] == "layernorm") & (stored["metric"] == "time_median")]["value"]
+    assert rec["norm"] == "layernorm" and rec["seeds"] == 1
+    assert rec["final_loss_mean"] == pytest.approx(float(loss.iloc[0]))
+    assert rec["block_time_s"] == pytest.approx(float(block.iloc[0]))
