@@ -187,3 +187,13 @@ def test_the_norms_suite_validates_with_every_norm_seeds_and_known_claims():
         "batchnorm",
         "powernorm",
     }
+
+
+def test_scales_below_the_judged_range_are_listed_not_judged():
+    # at c = 0.01, ε/(c²σ²) breaks the invariance by design: shown, not held against the 1% threshold
+    rows = []
+    for s in range(3):
+        for norm in ("layernorm", "rmsnorm", "batchnorm"):
+            rows.append(scale_case(norm, s, {0.01: 0.85 / 0.01, 2.0: 1.001 / 2.0}))
+    v = verdict("scale_invariance_ln_rms_bn", frame(*rows))
+    assert v["verdict"] == "PASS" and "c=0.01 (not judged) 0.15" in v["numbers"]
