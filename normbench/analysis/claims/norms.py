@@ -274,7 +274,7 @@ LN_SECTION5 = (
     source=LN_SECTION5,
     statement="For LayerNorm, RMSNorm and BatchNorm fed by a Linear(d, d), ‖∇_W L at cW‖ / ‖∇_W L at W‖ · c "
     f"= 1 at every measured scale {SCALE_RANGE[0]:g} ≤ c ≤ {SCALE_RANGE[1]:g}",
-    threshold=f"|ratio·c − 1| ≤ {SCALE_TOL:g} for every seed and scale: the invariance is exact except for ε "
+    threshold=f"abs(ratio·c − 1) ≤ {SCALE_TOL:g} for every seed and scale: the invariance is exact except for ε "
     "inside the square root (ratio·c ≈ 1 − ε(1/c² − 1)/(2σ²): 1.5e-3 at ε = 1e-5, c = 0.1, σ² = 1/3, the "
     "output variance of a default-initialized Linear on unit inputs) and float32 round-off (~1e-6); 1% is far "
     "above both and far below a broken invariance (DyT's is of order 1). Scales below 0.1 are listed, not "
@@ -300,7 +300,7 @@ def scale_invariance_ln_rms_bn(frame):
             f"; c={c:g} (not judged) {v:.3g}"
             for c, v in (outside["scaled"] - 1).abs().groupby(outside["scale"].astype(float)).mean().items()
         )
-        parts.append(f"{norm}: max |ratio·c − 1| {dev.max():.2g} (c = {scales}){listed}")
+        parts.append(f"{norm}: max abs(ratio·c − 1) {dev.max():.2g} (c = {scales}){listed}")
         cis.append(f"{norm} {fmt_ci(lo, hi, 5)}")
         seeds += list(g["seed"])
     if seen < 3:
@@ -314,9 +314,9 @@ def scale_invariance_ln_rms_bn(frame):
     "dyt_not_scale_invariant",
     source=LN_SECTION5 + "; DyT(x) = γ·tanh(αx) + β has no normalizing denominator (Zhu et al. 2025 §3)",
     statement="For DyT fed by a Linear(d, d), the gradient ratio is clearly not 1/c at scales c ≤ 1/2 or ≥ 2",
-    threshold=f"seed mean of |ratio·c − 1| ≥ {DYT_MIN_DEVIATION:g} at every scale with c ≤ 1/2 or c ≥ 2: ten "
+    threshold=f"seed mean of abs(ratio·c − 1) ≥ {DYT_MIN_DEVIATION:g} at every scale with c ≤ 1/2 or c ≥ 2: ten "
     f"times the {SCALE_TOL:g} tolerance of the invariant norms (in tanh's linear range the ratio is ≈ 1, so "
-    "|ratio·c − 1| ≈ |c − 1| ≥ 0.5 there)",
+    "abs(ratio·c − 1) ≈ abs(c − 1) ≥ 0.5 there)",
 )
 def dyt_not_scale_invariant(frame):
     rows = _scale_rows(frame)
@@ -330,7 +330,7 @@ def dyt_not_scale_invariant(frame):
     m, lo, hi = mean_ci((g["scaled"] - 1).abs())
     return Verdict(
         PASS if bool((dev >= DYT_MIN_DEVIATION).all()) else FAIL,
-        "dyt |ratio·c − 1|: " + ", ".join(f"c={c:g} {v:.3g}" for c, v in dev.items()),
+        "dyt abs(ratio·c − 1): " + ", ".join(f"c={c:g} {v:.3g}" for c, v in dev.items()),
         seeds_text(g["seed"]),
-        f"|ratio·c − 1| {fmt_ci(lo, hi)}",
+        f"abs(ratio·c − 1) {fmt_ci(lo, hi)}",
     )
