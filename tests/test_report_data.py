@@ -26,7 +26,9 @@ def test_report_csv_and_json_are_numeric_records(runs):
     result = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(results)])
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(io.StringIO(result.stdout))
-    assert set(frame["bench"]) == set(KINDS)
+    # the cases' records, then the trade-off record the stability and block rows give (analysis/derived.py)
+    assert set(frame["bench"]) == {*KINDS, "tradeoff"}
+    assert frame.loc[frame["bench"] == "tradeoff", "final_loss_mean"].notna().all()
     latency = frame[frame["bench"] == "latency"]
     assert len(latency) == 4 and latency["case_id"].is_unique  # one record per latency case
     for column in ("time_s", "time_median_s", "time_iqr_s", "gbps", "speedup_vs_baseline", "err_abs_y"):

@@ -29,6 +29,9 @@ def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | 
     for kind in sorted(dict.fromkeys(frame["bench"]), key=bench_order):
         if kind in benches:
             tables.extend(benches[kind].report(bench_rows(frame, benches[kind]), opts))
+    from normbench.analysis.derived import derived_tables
+
+    tables.extend(derived_tables(frame))  # across bench kinds: the norms' trade-off, the fluctuation
     if (claims := claims_table(frame, manifests)) is not None:
         tables.append(claims)
     if (failed := failures_table(frame)) is not None:

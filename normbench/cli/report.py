@@ -65,7 +65,9 @@ def _records(frame, manifests, fmt: str, baseline: str | None) -> str:
     check_baseline(frame, baseline)
     warnings = report_warnings(frame, manifests)
     frame = one_copy_per_case(frame)
-    records = case_records(frame, baseline)
+    from normbench.analysis.derived import with_derived
+
+    records = with_derived(case_records(frame, baseline), frame)
     if fmt == "csv":
         for w in warnings:
             err.print(f"warning: {w}", markup=False)
