@@ -33,6 +33,7 @@ from __future__ import annotations
 from normbench.benches._tensors import INPUTS
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.suite.params import Param
+from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 MODES = ("fwd", "fwd+bwd")
@@ -84,6 +85,12 @@ class Latency(Bench):
             2e-3,
             exclusive_minimum=0.0,
             help="each sample's inner loop lasts at least this (warm cache)",
+        ),
+        "min_run_s": Param(
+            float,
+            DEFAULT_MIN_RUN_S,
+            minimum=0.0,
+            help="the samples together last at least this (warm cache; CPU): see timing/cpu.py",
         ),
         "seed": Param(int, 0),
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
@@ -157,6 +164,7 @@ class Latency(Bench):
             warmup=p["warmup"],
             samples=p["samples"],
             min_sample_s=p["min_sample_s"],
+            min_run_s=p["min_run_s"],
         )
         fns = {"norm": step}
         probe_key = copy_probe_key(p, ctx.threads)

@@ -1,5 +1,16 @@
 """CPU timer: warm up, calibrate an inner loop so one sample lasts at least `min_sample_s` (well above
-the clock's resolution and the loop's own overhead), then take `samples` samples and keep them all.
+the clock's resolution and the loop's own overhead) and all samples together at least `min_run_s`, then take
+`samples` samples and keep them all.
+
+Why a floor on the whole run (issue 16): the median of 15 samples moves only when 8 of them are disturbed,
+so what it withstands is set by the time the samples span. With 2 ms samples that was ~35 ms, about one
+scheduler slice of another process on a 2-core machine, and the tiny ops (LayerNorm 512x256, 58 us) were
+where a single process disagreed with torch.utils.benchmark by up to 19.5%. blocked_autorange times blocks
+of a power of ten calls (>= 0.2 ms and timer overhead <= 0.01% of the block: 1-10 ms, like our samples)
+until 0.2 s have passed: its blocks are no longer than ours, its window is 6x longer. DEFAULT_MIN_RUN_S
+= 0.1 s gives our median the same protection for half the time (a norm and its copy probe together take
+what one blocked_autorange measurement takes). It only ever raises the inner count; a cold-cache timer
+(inner = 1) keeps one call per sample.
 
 Cold-cache mode (timer_for(..., cache="cold")) passes a flush as `between` and fixes inner = 1: with an
 inner loop only the first call of each sample would find a cold cache.
@@ -20,6 +31,8 @@ from collections.abc import Callable
 from normbench.timing import Samples
 from normbench.timing.process import keep_allocator_warm, minor_faults
 
+DEFAULT_MIN_RUN_S = 0.1
+
 
 class CpuTimer:
     name = "cpu-perf_counter"
@@ -32,12 +45,17 @@ class CpuTimer:
         min_sample_s: float = 2e-3,
         between: Callable[[], None] | None = None,
         inner: int | None = None,
+        min_run_s: float = 0.0,
     ):
         """between: called before each sample, outside the timed region (a cache flush, say).
-        inner: calls per sample; None = calibrate to min_sample_s."""
+        inner: calls per sample; None = calibrate to min_sample_s per sample and min_run_s in all.
+        planned_samples: the samples the floor min_run_s is spread over (measure_interleaved sets it to
+        the total when a round takes only a share)."""
         self.warmup = warmup
         self.samples = samples
+        self.planned_samples = samples
         self.min_sample_s = min_sample_s
+        self.min_run_s = min_run_s
         self.between = between
         self.inner = inner
         self.quiet_calls = 2  # consecutive fault-free calls `settle` waits for ...
@@ -62,15 +80,21 @@ class CpuTimer:
                 return calls
         return self.settle_max
 
+    def sample_target_s(self) -> float:
+        """How long one sample must last: min_sample_s, or longer where the planned samples would
+        together span less than min_run_s."""
+        return max(self.min_sample_s, self.min_run_s / max(1, self.planned_samples))
+
     def calibrate(self, fn: Callable[[], object]) -> int:
-        """Smallest power-of-two-ish inner count whose loop takes >= min_sample_s."""
+        """Smallest power-of-two-ish inner count whose loop takes >= sample_target_s()."""
+        target = self.sample_target_s()
         inner = 1
         while True:
             elapsed = self._run(fn, inner)
-            if elapsed >= self.min_sample_s or inner >= 1 << 20:
+            if elapsed >= target or inner >= 1 << 20:
                 return inner
             # jump close to the target, but never more than 100x in one step (the first call may be slow)
-            factor = self.min_sample_s / max(elapsed, 1e-9)
+            factor = target / max(elapsed, 1e-9)
             inner = min(1 << 20, max(inner * 2, min(inner * 100, math.ceil(inner * factor * 1.2))))
 
     @staticmethod
