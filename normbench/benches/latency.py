@@ -132,7 +132,7 @@ class Latency(Bench):
         from normbench.errors import UnavailableCase
         from normbench.norms import get_norm
         from normbench.timing import measure_interleaved, timer_for
-        from normbench.timing.process import keep_allocator_warm
+        from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
         p = effective_params(case.params)
         keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy
@@ -176,7 +176,11 @@ class Latency(Bench):
         # collection frees recent reference cycles. A full collection would cost ~0.25 s per case once torch
         # is imported, and the timer keeps the collector off while it times.
         gc.collect(1)
-        extra_bytes = resident_extra_bytes(acc, fns.get("copy"), timer, ctx.memo)
+        # ... and a defined cache state: what the previous case or the accuracy check left in the last-level
+        # cache (dirty float64 lines included) is replaced by the same flush every case sees, then the warm-up
+        # brings in the case's own working set (timing/process.py, "cache").
+        reset = reset_cache_state(p["device"], p["cache"])
+        extra_bytes = resident_extra_bytes(acc, fns.get("copy"), timer, ctx.memo, reset)
         # Rounds alternate the norm with its copy probe; a lone callable gains nothing from them (its samples
         # are back to back either way) and would pay a re-warm-up per round. Graph mode captures new graphs
         # at every round: one round there.
@@ -205,6 +209,7 @@ class Latency(Bench):
         if p["copy_probe"]:
             rows.append({"metric": "copy_reused", "unit": "bool", "value": float(copy_from is not None)})
         rows += process_rows(measured, extra_bytes)
+        rows.append({"metric": "cache_reset", "unit": "bool", "value": float(reset is not None)})
         rows += [
             {"metric": k, "unit": "MHz", "value": v} for k, v in samples.extra.items() if k.endswith("_mhz")
         ]

@@ -60,6 +60,19 @@ def _apply_policy() -> dict:
     return {"applied": True, "policy": "glibc mallopt: M_MMAP_MAX=0, M_TRIM_THRESHOLD=2GiB"}
 
 
+def reset_cache_state(device: str, cache: str):
+    """Before a warm-cache CPU case is timed, rewrite the last-level cache with the process's flush buffer
+    (timing/cache.py, twice the LLC, the same buffer cold mode uses) and return it; None where nothing was
+    done (a GPU, or a cold case, whose timer flushes before every sample anyway). Why: see "Cache state" in this module's docstring."""
+    if device != "cpu" or cache != "warm":
+        return None
+    from normbench.timing.cache import flush_buffer
+
+    flush = flush_buffer("cpu")
+    flush()
+    return flush
+
+
 def minor_faults() -> int:
     """Minor page faults of this process so far (0 where getrusage is unavailable)."""
     try:
