@@ -9,8 +9,8 @@ Each case stores, besides the raw time samples:
     implausible (a byte model or timing error), flagged in the report; on a GPU the vendor's nominal peak
     is shown beside it, labelled nominal. The probe depends only on (tokens, hidden, dtype, device, cache,
     mode, graph) and the timer's settings, not on the norm: the first case of a process with that key
-    times it, later cases reuse it (`copy_reused` = 1, label `copy_from` = the case that timed it), which
-    saves a third of a case's timing time; `copy_reuse = false` times it in every case. The norm is timed
+    times it, later cases reuse it (`copy_reused` = 1, label `copy_from` = the case that timed it) instead
+    of timing it again (as long as the norm); `copy_reuse = false` times it in every case. The norm is timed
     in the same rounds either way, so reuse never changes the norm's own protocol;
   * accuracy against a float64 reference of the same norm (benches/_accuracy.py), re-checked after the
     timing loop;
