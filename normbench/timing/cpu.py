@@ -7,22 +7,17 @@ so what it withstands is set by the time the samples span. With 2 ms samples tha
 scheduler slice of another process on a 2-core machine, and the tiny ops (LayerNorm 512x256, 58 us) were
 where a single process disagreed with torch.utils.benchmark by up to 19.5%. blocked_autorange times blocks
 of a power of ten calls (>= 0.2 ms and timer overhead <= 0.01% of the block: 1-10 ms, like our samples)
-until 0.2 s have passed: its blocks are no longer than ours, its window is 6x longer. DEFAULT_MIN_RUN_S
-= 0.1 s gives our median the same protection for half the time (a norm and its copy probe together take
-what one blocked_autorange measurement takes). It only ever raises the inner count; a cold-cache timer
-(inner = 1) keeps one call per sample. Measured in one process, alternating 20 times with blocked_autorange
-(LayerNorm 512x256, 1 thread, load average 7 from other jobs): a 35 ms window read 1.15x and 1.32x torch's
-median in two runs, CV 22-33%; a 0.1 s window 1.008x and 1.018x, CV 9-12% (a 0.2 s window: 1.02x, CV 8-13%;
-torch's own CV 23-29%).
-
-Cold-cache mode (timer_for(..., cache="cold")) passes a flush as `between` and fixes inner = 1: with an
-inner loop only the first call of each sample would find a cold cache.
-
-Before its first warm-up call the timer applies the process's allocator policy (timing/process.py); after
-the warm-up it keeps calling until two calls in a row map no fresh page (`settle`), and it counts the minor page
-faults of the timed calls only (warm-up and calibration excluded):
-Samples.extra["minor_faults"] over Samples.extra["timed_calls"] calls, in Samples.extra["fault_samples"]
-of the samples."""
+until 0.2 s have passed: its blocks are no longer than ours, its window is 6x longer. It only ever raises
+the inner count; a cold-cache timer (inner = 1) keeps one call per sample. Measured in one process,
+alternating with blocked_autorange (LayerNorm 512x256, 1 thread):
+  load 0.8 (15 alternations): 35 ms window CV 2.4%, one of 15 medians 9.2% off torch's; 0.05 s window CV 0.9%
+      and 0.1 s 0.8%, none beyond 5%; torch's CV 0.8%;
+  load 7 (other jobs; 20 alternations, two runs): 35 ms window 1.15x and 1.32x torch's median, CV 22-33%;
+      0.1 s 1.008x and 1.018x, CV 9-12%; 0.2 s 1.02x, CV 8-13%; torch's CV 23-29%.
+DEFAULT_MIN_RUN_S = 0.05 s: on the quiet machine it already matches torch's spread, and it costs the 12-case
+grid of `make selfcheck-bench` about 0.5 s (1.19x -> 1.25x the blocked_autorange script with defaults, load
+0.8); 0.1 s cost 1.3 s there (1.49x at load 1). A shared machine is better served by min_run_s = 0.1-0.2.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +29,7 @@ from collections.abc import Callable
 from normbench.timing import Samples
 from normbench.timing.process import keep_allocator_warm, minor_faults
 
-DEFAULT_MIN_RUN_S = 0.1
+DEFAULT_MIN_RUN_S = 0.05
 
 
 class CpuTimer:
