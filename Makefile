@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test smoke lint bench bench-compare bench-ray gpu-check clean selfcheck selfcheck-bench
+.PHONY: setup test smoke lint bench bench-compare bench-ray gpu-check clean selfcheck selfcheck-bench process-state
 
 setup:
 	bash scripts/setup.sh
@@ -49,3 +49,7 @@ selfcheck:
 # the 12-case grid's wall time vs a blocked_autorange script, defaults and fast preset.
 selfcheck-bench:
 	$(PY) scripts/latency_trust.py
+
+# What moves a CPU latency inside one process (history, alignment, cache state, placement), A/B alternating.
+process-state:
+	$(PY) scripts/process_state.py

@@ -80,7 +80,7 @@ from normbench.benches import RunContext
 from normbench.runner import run_one
 from normbench.suite.expand import Case
 from normbench.benches import get_bench
-from normbench.timing.cpu import CpuTimer
+from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
 torch.set_num_threads(1)
 bench = get_bench("latency")
 params = {k: s.default for k, s in bench.params.items() if not s.required}
@@ -90,7 +90,7 @@ out = {"in_case": [], "alone": [], "timer": []}
 for i in range(3):
     rows, status, error = run_one(Case("latency", "layernorm", "module", params, 0, f"c{i}"), RunContext(threads=1))
     out["in_case"].append(next(r["value"] for r in rows if r["metric"] == "copy_time_median"))
-    out["alone"].append(statistics.median(CpuTimer().measure(lambda: x.clone()).times))
+    out["alone"].append(statistics.median(CpuTimer(min_run_s=DEFAULT_MIN_RUN_S).measure(lambda: x.clone()).times))
     out["timer"].append(Timer("x.clone()", globals={"x": x}, num_threads=1).blocked_autorange().median)
 print(json.dumps(out))
 """

@@ -20,6 +20,7 @@ tokens = 8
 samples = 3
 warmup = 0
 min_sample_s = 1e-4
+min_run_s = 0
 copy_probe = false
 """
 

@@ -18,6 +18,7 @@ TINY_PARAMS = """[bench.params]
 samples = 3
 warmup = 0
 min_sample_s = 1e-4
+min_run_s = 0
 copy_probe = false
 """
 

@@ -6,7 +6,7 @@ import pytest
 
 from normbench.results.store import RunStore
 
-TINY = "samples = 3\nwarmup = 0\nmin_sample_s = 1e-4\ncopy_probe = false\n"
+TINY = "samples = 3\nwarmup = 0\nmin_sample_s = 1e-4\nmin_run_s = 0\ncopy_probe = false\n"
 CUDA_CASE = f'[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.params]\ntokens = 8\nhidden = 16\ndevice = "cuda"\n{TINY}'
 
 

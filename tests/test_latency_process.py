@@ -104,6 +104,30 @@ def test_case_records_faults_policy_and_resident_bytes():
     assert m["resident_extra_bytes"] >= 64 * 128 * 4
 
 
+def test_warm_case_starts_from_the_flushed_cache_and_counts_the_buffer(monkeypatch):
+    """A warm CPU case rewrites the LLC once before its warm-up (the same flush buffer every case sees) and
+    counts that buffer as resident; a cold case flushes per sample instead, so no reset row is set."""
+    from normbench.timing import cache
+
+    flushes = []
+
+    class Counting(cache.FlushBuffer):
+        def __call__(self):
+            flushes.append(1)
+
+    buffer = Counting(2**16)
+    monkeypatch.setattr(cache, "flush_buffer", lambda device="cpu": buffer)
+    m, _, status, error = run("latency", "rmsnorm", "module", tokens=64, hidden=128, memory=False)
+    assert status == "ok", error
+    assert m["cache_reset"] == 1.0 and len(flushes) == 1
+    assert m["resident_extra_bytes"] >= 2**16 + 64 * 128 * 4
+    m, _, status, error = run(
+        "latency", "rmsnorm", "module", tokens=64, hidden=128, memory=False, cache="cold"
+    )
+    assert status == "ok", error
+    assert m["cache_reset"] == 0.0 and len(flushes) == 1 + 6  # per cold sample: norm's 3 and probe's 3
+
+
 def test_reference_is_computed_once_per_key_and_gives_the_same_errors(monkeypatch):
     from normbench.benches import _accuracy
 

@@ -154,7 +154,8 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
     ]
     bw_notes = [
         "GB/s from the byte model (README); in brackets the fraction of the copy probe's GB/s, timed in "
-        "the same case (alternating with the norm), same cache state and mode; " + IMPLAUSIBLE + " = "
+        "alternation with the norm of the first case of its shape, mode and cache state in the process and "
+        "reused by the others (copy_reused, copy_from); " + IMPLAUSIBLE + " = "
         "implausible (a byte model or timing error), not a win."
     ]
     return [

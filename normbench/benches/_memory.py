@@ -2,8 +2,12 @@
 call itself allocates at its high point (output, saved statistics, gradients, workspaces).
 
 CUDA: torch.cuda.max_memory_allocated() after reset_peak_memory_stats(), minus memory_allocated() before.
-CPU: torch.profiler with profile_memory=True records every allocation and free of torch's CPU allocator;
-their running sum over the call gives its peak. Memory that libraries allocate outside torch's allocator
+CPU: the autograd profiler with profile_memory=True records every allocation and free of torch's CPU
+allocator; their running sum over the call gives its peak. It runs in its legacy mode (use_kineto=False):
+the same allocator events, but no Kineto activity profiler, whose first start cost 1.0-3.0 s per process on
+the 2-core EPYC (issue 16), a third of a small suite's wall time, and which a peak of host memory does not
+need. Both modes gave the same peaks (LayerNorm, RMSNorm, BatchNorm 512x256, fwd and fwd+bwd, after a first
+call; tests/test_latency_bench.py checks the figure against a closed form). Memory that libraries allocate outside torch's allocator
 (oneDNN scratchpads, OpenMP stacks) is not seen, and tracemalloc sees none of torch's memory at all, so
 the CPU figure is a lower bound on the process's peak: stated so in the README.
 """
@@ -26,7 +30,7 @@ def peak_call_bytes(step, device: str, grad_context) -> tuple[float, str]:
         step.clear_grads()
     if device == "cuda":
         return _cuda_peak(step, grad_context), "cuda max_memory_allocated"
-    return _cpu_peak(step, grad_context), "torch.profiler allocator events"
+    return _cpu_peak(step, grad_context), "autograd profiler allocator events"
 
 
 def _cuda_peak(step, grad_context) -> float:
@@ -42,12 +46,12 @@ def _cuda_peak(step, grad_context) -> float:
 
 
 def _cpu_peak(step, grad_context) -> float:
-    from torch.profiler import ProfilerActivity, profile
+    from torch.autograd.profiler import profile
 
-    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with _quiet_stderr(), profile(use_kineto=False, profile_memory=True) as prof:
         with grad_context():
             step()
-    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    events = [e for e in prof.kineto_results.events() if e.name() == "[memory]"]
     live = peak = 0
     for e in sorted(events, key=lambda e: e.start_ns()):
         live += e.nbytes()

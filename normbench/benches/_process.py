@@ -40,10 +40,11 @@ def process_rows(measured: dict, extra_bytes: int) -> list[dict]:
     return rows
 
 
-def resident_extra_bytes(acc, copy_fn, timer, memo: dict) -> int:
+def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None) -> int:
     """Bytes of tensors the harness keeps alive while the case is timed, beside the case's own input,
     parameters and gradients: the implementation's outputs kept for the re-check after timing, the
-    memoised float64 references, the copy probe's own tensors and the cold-cache flush buffer."""
+    memoised float64 references, the copy probe's own tensors and the flush buffer (of the cold-cache
+    timer, or `reset`, the one that set the cache state before a warm case)."""
     from normbench.benches._accuracy import memo_bytes
     from normbench.timing.process import tensor_bytes
 
@@ -51,6 +52,7 @@ def resident_extra_bytes(acc, copy_fn, timer, memo: dict) -> int:
     if copy_fn is not None:
         kept.append(getattr(copy_fn, "own_tensors", []))
     flush = getattr(timer, "between", None) or getattr(timer, "flush", None)  # CPU or CUDA cold cache
-    if flush is not None and hasattr(flush, "buf"):
-        kept.append(flush.buf)
+    for buffer in (flush, reset):
+        if buffer is not None and hasattr(buffer, "buf"):
+            kept.append(buffer.buf)  # tensor_bytes counts a storage once
     return tensor_bytes(*kept) + memo_bytes(memo)

@@ -38,6 +38,7 @@ def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **option
             raise ValueError("CUDA-graph timing needs device = cuda")
         if cache == "warm":
             return CpuTimer(**options)
+        options.pop("min_run_s", None)  # one call per sample: nothing to raise
         from normbench.timing.cache import flush_buffer
 
         timer = CpuTimer(between=flush_buffer("cpu"), inner=1, **options)
@@ -46,6 +47,7 @@ def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **option
     if device == "cuda":
         from normbench.timing.cuda import CudaTimer
 
+        options.pop("min_run_s", None)  # a CPU-side floor: CUDA events time each sample on the device
         return CudaTimer(cache=cache, graph=graph, **options)
     raise ValueError(f"no timer for device {device!r}")
 
@@ -63,6 +65,8 @@ def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
     rounds = max(1, min(rounds, timer.samples))
     shares = [timer.samples // rounds + (1 if r < timer.samples % rounds else 0) for r in range(rounds)]
     timers = {name: copy.copy(timer) for name in fns}
+    for t in timers.values():
+        t.planned_samples = timer.samples  # a floor on the whole run spreads over all rounds' samples
     merged: dict[str, Samples] = {}
     for r, share in enumerate(shares):
         for name, fn in fns.items():

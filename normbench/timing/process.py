@@ -16,6 +16,26 @@ whatever ran before. The cost is a resident set that stays at its high-water mar
 process can afford. NORMBENCH_ALLOCATOR=default leaves malloc as it is (to see the effect), and on a
 C library without mallopt (musl, macOS) the policy is reported as not applied. Either way every case
 records the minor page faults its timed calls took, and the report flags a case whose calls faulted.
+
+Cache state (`reset_cache_state`): before a warm-cache CPU case is timed (after its accuracy check), the
+last-level cache is rewritten once by the process's flush buffer (timing/cache.py: 2x the LLC, random
+bits, read and written), so every case starts its warm-up from the same cache contents, whatever the
+previous case or the float64 check left there (dirty lines included, whose write-backs would otherwise fall
+in this case's first calls); the warm-up then loads the case's own working set. It costs one pass over 2x
+the LLC per case (64 MiB on the 32 MiB-L3 EPYC) and the buffer stays resident (counted in
+`resident_extra_bytes`); `cache_reset` = 1 says it was done. Cold cases flush before every sample anyway.
+
+What else was examined (issue 16; scripts/process_state.py repeats the experiments, each in one process,
+A and B alternating): transparent huge pages do not enter: this machine's THP mode is `madvise`, torch
+madvises only under THP_MEM_ALLOC_ENABLE=1 and glibc's heap never does, so AnonHugePages stayed 0; the
+input's alignment (offset mod 4096) did not move LayerNorm 2048x512 (8 placements x 3 rounds within
+332-338 µs, quiet machine), and the slow inputs of unfused RMSNorm 2048x512 were different ones in every
+round (520-910 µs), so it is not placement either; OpenMP state is fixed by the run's thread count set once
+per process. What remains is a time-varying disturbance of ops with large temporaries (unfused RMSNorm,
+a chain of out-of-place multiplies): their slow samples coincide with each other (correlation 0.5-0.7
+between them, about 0 with LayerNorm) on a VM whose 32 MiB L3 and memory bandwidth are shared beyond the
+process, so no in-process policy removes it; the floor on each case's timed window (timing/cpu.py,
+min_run_s) is what keeps a median from resting on one disturbed stretch.
 """
 
 from __future__ import annotations
@@ -58,6 +78,19 @@ def _apply_policy() -> dict:
     if mallopt(M_MMAP_MAX, 0) != 1 or mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1:
         return {"applied": False, "policy": "default malloc (mallopt refused the settings)"}
     return {"applied": True, "policy": "glibc mallopt: M_MMAP_MAX=0, M_TRIM_THRESHOLD=2GiB"}
+
+
+def reset_cache_state(device: str, cache: str):
+    """Before a warm-cache CPU case is timed, rewrite the last-level cache with the process's flush buffer
+    (timing/cache.py, twice the LLC, the same buffer cold mode uses) and return it; None where nothing was
+    done (a GPU, or a cold case, whose timer flushes before every sample anyway). Why: see "Cache state" in this module's docstring."""
+    if device != "cpu" or cache != "warm":
+        return None
+    from normbench.timing.cache import flush_buffer
+
+    flush = flush_buffer("cpu")
+    flush()
+    return flush
 
 
 def minor_faults() -> int:

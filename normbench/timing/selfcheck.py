@@ -83,12 +83,12 @@ def time_op(call, *, pairs: int, samples: int, min_run_time: float, threads: int
     normbench's page faults per timed call."""
     from torch.utils.benchmark import Timer
 
-    from normbench.timing.cpu import CpuTimer
+    from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
 
     ours, theirs, faults, calls, fault_samples, n = [], [], 0, 0, 0, 0
     timer = Timer("call()", globals={"call": call}, num_threads=threads)
     for _ in range(pairs):
-        s = CpuTimer(samples=samples).measure(call)
+        s = CpuTimer(samples=samples, min_run_s=DEFAULT_MIN_RUN_S).measure(call)
         ours.append(statistics.median(s.times))
         faults += s.extra["minor_faults"]
         calls += s.extra["timed_calls"]

@@ -1,0 +1,60 @@
+"""The copy probe of a latency case (identity.copy on the case's own tensor, timed like the norm) and the
+bandwidth rows it anchors: GB/s, the probe's GB/s, the fraction of it, and the nominal peak of known GPUs."""
+
+from __future__ import annotations
+
+
+def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[dict]:
+    """GB/s from the byte model at time t (the case's statistic); the copy probe's GB/s and the fraction of
+    it (above 1 = implausible); the nominal peak where the device is in the table."""
+    from normbench.benches._roofline import device_name, nominal_peak
+    from normbench.benches.latency import sample_stat
+    from normbench.norms import get_norm
+
+    nbytes = norm.bytes_moved(impl, p["tokens"], p["hidden"], x.element_size(), p["mode"])
+    gbps = nbytes / t / 1e9
+    rows = [
+        {"metric": "bytes", "unit": "B", "value": float(nbytes)},
+        {"metric": "gbps", "unit": "GB/s", "value": gbps},
+    ]
+    if copy_samples is not None:
+        copy_t = sample_stat(copy_samples.times, p["stat"])
+        copy_bytes = get_norm("identity").bytes_moved(
+            "copy", p["tokens"], p["hidden"], x.element_size(), p["mode"]
+        )
+        copy_gbps = copy_bytes / copy_t / 1e9
+        rows += [
+            {"metric": "copy_time_median", "unit": "s", "value": sample_stat(copy_samples.times, "median")},
+            {"metric": "copy_time_min", "unit": "s", "value": min(copy_samples.times)},
+            {"metric": "copy_gbps", "unit": "GB/s", "value": copy_gbps},
+            {"metric": "copy_fraction", "unit": "ratio", "value": gbps / copy_gbps},
+            {"metric": "above_copy", "unit": "bool", "value": float(gbps > copy_gbps)},
+        ]
+    if (peak := nominal_peak(device_name(p["device"]))) is not None:
+        rows += [
+            {"metric": "nominal_gbps", "unit": "GB/s", "value": peak[0], "part": peak[1]},
+            {"metric": "nominal_fraction", "unit": "ratio", "value": gbps / peak[0], "part": peak[1]},
+        ]
+    return rows
+
+
+def copy_probe_key(p: dict, threads: int) -> tuple:
+    """What the copy probe's time depends on: the tensor (shape, dtype, device), the mode, the cache state
+    and graph mode, the timer's settings and the thread count; never the norm."""
+    return (
+        "latency-copy-probe",
+        *(p[k] for k in ("tokens", "hidden", "dtype", "device", "mode", "cache", "cuda_graph")),
+        *(p[k] for k in ("samples", "warmup", "min_sample_s", "min_run_s")),
+        threads,
+    )
+
+
+def copy_step(x, mode: str):
+    """The copy probe's call: identity.copy (x.clone()) on the case's own tensor, in the case's mode. It is
+    timed in the same case, interleaved with the norm (timing.measure_interleaved), by the same timer: same
+    size, device, cache state and machine load."""
+    from normbench.benches._tensors import make_step
+    from normbench.norms import get_norm
+
+    built = get_norm("identity").build("copy", x.shape[-1], eps=0.0, dtype=x.dtype, device=x.device)
+    return make_step(built, x, mode)[0]
