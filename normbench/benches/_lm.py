@@ -4,7 +4,7 @@ rules, and building a seeded model and its data for one case. Torch-free at impo
 from __future__ import annotations
 
 from normbench.benches.base import Bench
-from normbench.suite.params import Param
+from normbench.core.params import Param
 
 # Kept here, not imported from normbench.models (which imports torch): tests check they match.
 PLACEMENTS = ("post", "pre", "deepnorm", "sandwich")

@@ -14,15 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from normbench.suite.params import Param, did_you_mean
+from normbench.core.params import Param
+from normbench.core.registry import Registry
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from normbench.analysis.tables import ReportOptions, Table
+    from normbench.core.tables import ReportOptions, Table
     from normbench.suite.expand import Case
-
-_BENCHES: dict[str, Bench] = {}
 
 
 @dataclass
@@ -79,20 +78,17 @@ class Bench:
         return []
 
 
+BENCHES: Registry[Bench] = Registry("bench kind", "normbench.benches")
+
+
 def register_bench(cls: type[Bench]) -> type[Bench]:
-    _BENCHES[cls.kind] = cls()
+    BENCHES.add(cls.kind, cls())
     return cls
 
 
 def all_benches() -> dict[str, Bench]:
-    from normbench.plugins import import_package_modules
-
-    import_package_modules("normbench.benches")
-    return dict(_BENCHES)
+    return BENCHES.all()
 
 
 def get_bench(kind: str) -> Bench:
-    benches = all_benches()
-    if kind not in benches:
-        raise KeyError(f"unknown bench kind {kind!r}{did_you_mean(kind, list(benches))}")
-    return benches[kind]
+    return BENCHES.get(kind)

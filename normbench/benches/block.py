@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import DTYPES, STAT_PARAM
-from normbench.suite.params import Param
+from normbench.core.params import Param
 
 BLOCKS = ("linear", "layernorm", "rmsnorm", "batchnorm", "batchnorm_folded", "dyt")
 _NORM_OF = {

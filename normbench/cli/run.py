@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, err, out, parse_shard
-from normbench.errors import NormbenchError, printable
+from normbench.core.errors import NormbenchError, printable
 
 NAME = "run"
 PANEL = "Run"

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from normbench.errors import NormbenchError, printable
+from normbench.core.errors import NormbenchError, printable
 from normbench.results.files import atomic_write, atomic_write_text
 from normbench.results.paths import check_run_id
 from normbench.results.schema import SCHEMA_VERSION, UPGRADES

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from normbench.errors import NormbenchError, printable
+from normbench.core.errors import NormbenchError, printable
 
 # What a manifest's keys hold. Only run_id and schema_version are always required: the rest are checked
 # when present, and `run --resume` requires the ones it needs (RESUME_KEYS).

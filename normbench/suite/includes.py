@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from normbench.errors import Problem, SuiteError
+from normbench.core.errors import Problem, SuiteError
 
 if TYPE_CHECKING:
     from normbench.suite.load import Suite

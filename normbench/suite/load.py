@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from normbench.errors import NormbenchError, Problem, SuiteError
+from normbench.core.errors import NormbenchError, Problem, SuiteError
+from normbench.core.params import Param, did_you_mean
 from normbench.suite.includes import IncludeCycle, load_includes, merge_includes, read_suite_text
-from normbench.suite.params import Param, did_you_mean
 
 TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s"}
 BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
