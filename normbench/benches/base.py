@@ -20,8 +20,8 @@ from normbench.core.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
+    from normbench.core.case import Case
     from normbench.core.tables import ReportOptions, Table
-    from normbench.suite.expand import Case
 
 
 @dataclass
@@ -76,6 +76,11 @@ class Bench:
 
     def report(self, frame: pd.DataFrame, opts: ReportOptions) -> list[Table]:
         return []
+
+    def per_case(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """One row per case: the summary numbers claims about this kind read. Analysis asks for it through
+        the registry (get_bench(kind).per_case) instead of importing the bench's module."""
+        raise NotImplementedError(f"bench kind {self.kind!r} has no per-case summary")
 
 
 BENCHES: Registry[Bench] = Registry("bench kind", "normbench.benches")

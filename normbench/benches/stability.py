@@ -94,6 +94,9 @@ class Stability(LMBench):
     def report(self, frame, opts):
         return stability_tables(frame)
 
+    def per_case(self, rows):
+        return case_summary(rows)
+
 
 def status_of(result, p) -> tuple[str, str | None, int | None]:
     """(status, reason, diverged step) of one finished run, from its own losses only.
