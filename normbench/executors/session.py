@@ -65,13 +65,13 @@ def plan_run(
     if resume:
         store = RunStore.open(results, resume)
         m = resumable(store)
-        if suite is not None and Path(suite).resolve() != Path(m["suite_source"]).resolve():
+        if suite is not None and Path(suite).resolve() != Path(m.suite_source).resolve():
             say(f"note: --resume uses the suite text stored in the run, not {suite}")
-        suite_obj = parse_suite(m["suite_text"], m["suite_source"], m.get("suite_includes") or {})
+        suite_obj = parse_suite(m.suite_text, m.suite_source, m.suite_includes or {})
         if shard is not None or only:
             raise NormbenchError("--resume keeps the run's own --shard/--only; do not give them again")
-        shard = tuple(m["shard"]) if m.get("shard") else None
-        only = m.get("only") or None
+        shard = tuple(m.shard) if m.shard else None
+        only = m.only or None
     else:
         if suite is None:
             raise NormbenchError(
@@ -194,11 +194,12 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
     return outcome, remaining
 
 
-def resumable(store: RunStore) -> dict:
+def resumable(store: RunStore) -> Manifest:
+    """The run's manifest, when it holds what --resume needs (RESUME_KEYS)."""
     problem = manifest_problem(store.manifest, store.path.name, required=("run_id", *RESUME_KEYS))
     if problem:
         raise NormbenchError(f"{store.path / 'manifest.json'}: cannot resume: {problem}")
-    return store.manifest
+    return Manifest.from_dict(store.manifest)
 
 
 def stored_threads(store: RunStore) -> int | None:

@@ -44,9 +44,18 @@ class Manifest:
             extra={k: v for k, v in data.items() if k not in known},
         )
 
+    @classmethod
+    def read(cls, path: Path) -> Manifest:
+        """A manifest file, its structure checked (read_manifest)."""
+        return cls.from_dict(read_manifest(path))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: every key that is set (a run writes shard/only/suite_includes even when null)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        names = [
+            "schema_version",
+            *(f.name for f in fields(self) if f.name not in ("schema_version", "extra")),
+        ]
+        out = {name: getattr(self, name) for name in names}  # schema_version first, as RunStore.create writes
         nullable = {"shard", "only", "suite_includes"} if self.suite_text is not None else set()
         out = {k: v for k, v in out.items() if v is not None or k in nullable}
         return out | self.extra
