@@ -38,7 +38,9 @@ ALLOWED = {
     ("normbench.timing.selfcheck", "normbench.norms"),
     # A version-1 run's manifest lacks its column declaration: reading it re-expands its stored suite to
     # learn the columns (results/store.py _derive_columns). Only the suite layer can do that; version-2 runs
-    # carry their columns and never take this path.
+    # carry their columns and never take this path. The same function-level import of the bench registry
+    # gives a store created without declared columns (RunStore.create by hand, as tests do) every kind's;
+    # `run` always declares them (executors/session.py).
     ("normbench.results.store", "normbench.suite.expand"),
     ("normbench.results.store", "normbench.suite.load"),
     ("normbench.results.store", "normbench.benches"),
