@@ -15,10 +15,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from normbench.benches import RunContext, get_bench
-from normbench.errors import CaseTimeout, SkipCase, UnavailableCase
+from normbench.core.case import Case
+from normbench.core.errors import CaseTimeout, SkipCase, UnavailableCase
 from normbench.results.schema import FAILED_STATUSES, check_rows
 from normbench.results.store import RunStore
-from normbench.suite.expand import Case
 
 
 @dataclass

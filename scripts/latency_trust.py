@@ -78,7 +78,7 @@ import json, statistics, torch
 from torch.utils.benchmark import Timer
 from normbench.benches import RunContext
 from normbench.runner import run_one
-from normbench.suite.expand import Case
+from normbench.core.case import Case
 from normbench.benches import get_bench
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
 torch.set_num_threads(1)

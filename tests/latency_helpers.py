@@ -4,8 +4,8 @@ in-process the way the runner does."""
 from __future__ import annotations
 
 from normbench.benches import RunContext, get_bench
+from normbench.core.case import Case, case_id
 from normbench.runner import run_one
-from normbench.suite.expand import Case, case_id
 
 FAST = {"samples": 3, "warmup": 1, "min_sample_s": 2e-4, "min_run_s": 0.0}
 

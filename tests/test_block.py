@@ -71,8 +71,8 @@ def test_every_block_runs_with_error_and_cost_over_linear(block):
 
 
 def test_block_report_shows_fold_check(tmp_path):
-    from normbench.analysis.tables import ReportOptions
     from normbench.benches.block import Block
+    from normbench.core.tables import ReportOptions
     from normbench.results.store import RunStore
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite

@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from normbench.cli import app
+from normbench.core.case import Case, case_id
 from normbench.results.store import RunStore
-from normbench.suite.expand import Case, case_id
 
 GOLDEN = Path(__file__).parent / "golden" / "compare.txt"
 ENV = {"hostname": "h", "cpu": "cpu", "torch": "2.13.0", "torch_threads": 2, "cpu_count": 2}

@@ -14,6 +14,7 @@ import pytest
 from _dataset_support import KINDS, LATENCY
 from typer.testing import CliRunner
 
+from normbench.benches import get_bench
 from normbench.cli import app
 from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION, check_rows, declare_columns
 from normbench.results.store import RunStore
@@ -31,7 +32,7 @@ def _expected_columns() -> dict[str, str]:
 
     benches = all_benches()
     names = {n for k in KINDS for n in [*benches[k].params, *benches[k].labels]} - set(FIXED_COLUMNS)
-    columns = declare_columns(KINDS)
+    columns = declare_columns([benches[k] for k in KINDS])
     assert list(columns) == FIXED_COLUMNS + sorted(names)
     return columns
 
@@ -141,7 +142,7 @@ def test_version_1_runs_are_upgraded_on_read(tmp_path):
 
 
 def test_rows_that_do_not_fit_the_schema_are_named():
-    columns = declare_columns(["latency"])
+    columns = declare_columns([get_bench("latency")])
     rows = [{"metric": "m", "value": 1.0, "tensor": "y", "hidden": "wide", "colour": "red"}]
     kept, problem = check_rows(rows, columns)
     assert (
@@ -201,5 +202,5 @@ def test_a_slice_of_the_suite_declares_the_whole_suites_columns(tmp_path):
     assert result.exit_code == 0, result.output
     (run,) = (tmp_path / "r").iterdir()
     (part,) = (run / "parts").glob("*.parquet")
-    assert pq.read_schema(part).names == list(declare_columns(["latency", "jacobian"]))
+    assert pq.read_schema(part).names == list(declare_columns([get_bench("latency"), get_bench("jacobian")]))
     assert "hidden" in pq.read_schema(part).names  # a latency parameter, null in the jacobian case's rows

@@ -88,9 +88,9 @@ def test_skipped_cases_alone_do_not_fail_the_run(tmp_path, cli):
 def test_runner_turns_exceptions_into_statuses(tmp_path, monkeypatch):
     """run_one maps each exception to its status and keeps the first line of the message."""
     from normbench.benches import RunContext, all_benches
-    from normbench.errors import SkipCase, UnavailableCase
+    from normbench.core.case import Case
+    from normbench.core.errors import SkipCase, UnavailableCase
     from normbench.runner import run_one
-    from normbench.suite.expand import Case
 
     bench = all_benches()["latency"]
     case = Case("latency", "identity", "copy", {}, 0, "c0")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from normbench.errors import SuiteError
+from normbench.core.errors import SuiteError
 from normbench.suite.expand import expand
 from normbench.suite.load import load_suite, parse_suite
 

@@ -11,11 +11,12 @@ import pytest
 import torch
 from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
-from normbench.analysis.tables import ReportOptions, render
 from normbench.benches import RunContext, get_bench
-from normbench.errors import SuiteError
+from normbench.core.case import Case
+from normbench.core.errors import SuiteError
+from normbench.core.tables import ReportOptions, render
 from normbench.jacobian.inputs import draw_rows, make_inputs
-from normbench.suite.expand import Case, expand
+from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
 
 
@@ -215,7 +216,7 @@ def test_dyt_is_measured_when_registered():
         assert (wide["bound_held"] == 0).all()
     finally:
         if added:
-            del registry._NORMS[added]
+            registry.NORMS.remove(added)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -5,7 +5,7 @@ from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
 from normbench.analysis.claims import evaluate
 from normbench.benches import RunContext, get_bench
-from normbench.suite.expand import Case
+from normbench.core.case import Case
 
 CLAIMS = [
     "layernorm_jacobian_is_centred_bound",

@@ -22,9 +22,9 @@ def broken_norm():
     """layernorm_broken registered for one test, then removed so no other test sees it."""
     import latency_broken_norms
 
-    registry._NORMS["layernorm_broken"] = latency_broken_norms.BrokenLayerNorm()
+    registry.NORMS.add("layernorm_broken", latency_broken_norms.BrokenLayerNorm())
     yield "layernorm_broken"
-    registry._NORMS.pop("layernorm_broken", None)
+    registry.NORMS.remove("layernorm_broken")
 
 
 def test_wrong_variance_is_flagged_by_the_ratio(broken_norm):

@@ -8,7 +8,7 @@ import pytest
 import torch
 from latency_helpers import make_case, run
 
-from normbench.errors import SuiteError
+from normbench.core.errors import SuiteError
 from normbench.suite.load import parse_suite
 
 NORMS = [
@@ -105,8 +105,8 @@ def test_bad_new_parameters_name_their_key(bad, key):
 
 def test_report_marks_bandwidth_above_the_copy_as_implausible():
 
-    from normbench.analysis.tables import ReportOptions
     from normbench.benches.latency import Latency
+    from normbench.core.tables import ReportOptions
 
     case = make_case("latency", "layernorm", "module", tokens=8, hidden=8)
     rows = [
@@ -123,8 +123,8 @@ def test_report_marks_bandwidth_above_the_copy_as_implausible():
 
 def test_report_times_follow_the_cases_statistic_even_when_it_is_constant():
 
-    from normbench.analysis.tables import ReportOptions
     from normbench.benches.latency import Latency
+    from normbench.core.tables import ReportOptions
 
     case = make_case("latency", "layernorm", "module", tokens=8, hidden=8, stat="min")
     rows = [

@@ -182,7 +182,7 @@ def test_fast_preset_times_only():
 )
 def test_only_an_unsupported_dtype_or_device_skips(exc, skipped):
     from normbench.benches.latency import first_call
-    from normbench.errors import SkipCase
+    from normbench.core.errors import SkipCase
 
     class Raising:
         def build(self, *a, **k):
@@ -201,8 +201,8 @@ def test_only_an_unsupported_dtype_or_device_skips(exc, skipped):
 def test_report_labels_the_fast_preset_and_lists_faulted_cases():
     import pandas as pd
 
-    from normbench.analysis.tables import ReportOptions
     from normbench.benches.latency import Latency
+    from normbench.core.tables import ReportOptions
 
     case = make_case("latency", "rmsnorm", "module", tokens=8, hidden=16, preset="fast")
     base = {

@@ -44,8 +44,8 @@ def test_expand_latency_suite(benchmark):
 
 
 def test_write_case(benchmark, tmp_path):
+    from normbench.core.case import Case
     from normbench.results.store import RunStore
-    from normbench.suite.expand import Case
 
     store = RunStore.create(tmp_path, {"run_id": "bench", "started": ""})
     rows = [{"metric": "time", "unit": "s", "value": 1e-6 * i, "sample": i} for i in range(100)]
@@ -56,8 +56,8 @@ def test_write_case(benchmark, tmp_path):
 
 def test_build_report(benchmark, tmp_path):
     from normbench.analysis.report import build_tables
+    from normbench.core.case import Case
     from normbench.results.store import RunStore
-    from normbench.suite.expand import Case
 
     store = RunStore.create(tmp_path, {"run_id": "bench", "started": "", "env": {}})
     for k, hidden in enumerate([256, 512, 1024, 2048]):

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from normbench.benches import _lm
 from normbench.data import mask_tokens
-from normbench.errors import SuiteError
+from normbench.core.errors import SuiteError
 from normbench.models import transformer as tf
 from normbench.models.transformer import DecoderLM, ModelConfig
 from normbench.suite.load import parse_suite

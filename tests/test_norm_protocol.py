@@ -32,7 +32,7 @@ def registered():
     names = []
     yield names
     for name in names:
-        registry._NORMS.pop(name, None)
+        registry.NORMS.remove(name)
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,7 @@ def registered():
 def test_inconsistent_declarations_are_refused(attrs, message):
     with pytest.raises(TypeError, match=message):
         register_norm(_copy_norm("t_bad", **attrs))
-    assert "t_bad" not in registry._NORMS
+    assert "t_bad" not in registry.NORMS.all()
 
 
 def test_defaults_follow_what_the_norm_has(registered):
@@ -85,7 +85,7 @@ def test_list_norms_shows_the_capability_column(cli):
 
 
 def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp_path):
-    from normbench.analysis.tables import ReportOptions
+    from normbench.core.tables import ReportOptions
     from normbench.benches import RunContext
     from normbench.benches.latency import Latency
     from normbench.results.store import RunStore
@@ -111,7 +111,7 @@ def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp
 
 
 def test_a_norm_without_closed_form_is_measured_against_the_bounds(registered, tmp_path):
-    from normbench.analysis.tables import ReportOptions
+    from normbench.core.tables import ReportOptions
     from normbench.benches.jacobian import Jacobian
     from normbench.norms.closed_form import Formula
 

@@ -103,7 +103,7 @@ def test_warnings_come_first(runs, tmp_path):
 def test_swept_latency_parameters_become_row_keys(tmp_path):
     """eps and seed swept in a latency bench: one row per value, not a crash in the grid."""
     from normbench.analysis.report import build_tables
-    from normbench.suite.expand import Case, case_id
+    from normbench.core.case import Case, case_id
 
     store = RunStore.create(tmp_path, {"run_id": "r"})
     for eps in (1e-5, 1e-6):

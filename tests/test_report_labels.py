@@ -9,7 +9,7 @@ import json
 import pandas as pd
 
 from normbench.analysis.compare import describe_case, varying_params
-from normbench.analysis.tables import failures_table
+from normbench.analysis.failures import failures_table
 from normbench.benches import get_bench
 
 

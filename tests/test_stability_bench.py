@@ -8,8 +8,8 @@ from torch import nn
 
 from normbench.benches import RunContext
 from normbench.benches._training import TrainSpec, lr_at
+from normbench.core.errors import SuiteError
 from normbench.data import CorpusError, load_data, markov, sample_windows
-from normbench.errors import SuiteError
 from normbench.norms import registry
 from normbench.runner import run_one
 from normbench.suite.expand import expand
@@ -96,7 +96,7 @@ def nan_norm(monkeypatch):
             m = _NanAfter(hidden, eps=eps, dtype=dtype, device=device)
             return registry.Built(m, list(m.parameters()), m)
 
-    monkeypatch.setattr(registry, "_NORMS", dict(registry.all_norms()))
+    monkeypatch.setattr(registry.NORMS, "_entries", registry.all_norms())
     registry.register_norm(NanNorm)
     _NanAfter.calls, _NanAfter.start = 0, 2 * 6  # two norms a forward (post, depth 2): NaN from step 7
     yield

@@ -7,10 +7,10 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from normbench.errors import NormbenchError
+from normbench.core.case import Case, case_id
+from normbench.core.errors import NormbenchError
 from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION
 from normbench.results.store import RunStore, latest_run_id, list_run_ids, read_runs
-from normbench.suite.expand import Case, case_id
 
 PARAMS = {"tokens": 8, "hidden": 16, "dtype": "fp32", "eps": 1e-5, "copy_probe": False}
 

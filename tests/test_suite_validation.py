@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from normbench.benches import all_benches
-from normbench.errors import NormbenchError, SuiteError
+from normbench.core.errors import NormbenchError, SuiteError
 from normbench.norms import all_norms, get_norm
 from normbench.suite.load import load_suite, parse_suite
 
@@ -275,5 +275,5 @@ def test_normbench_debug_shows_the_traceback(normbench_proc, tmp_path):
     proc = normbench_proc("validate", "bad.toml", extra_env={"NORMBENCH_DEBUG": "1"})
     assert proc.returncode != 0
     assert "Traceback (most recent call last)" in proc.stderr
-    assert "normbench.errors.SuiteError" in proc.stderr
+    assert "normbench.core.errors.SuiteError" in proc.stderr
     assert BAD_LINES[0] in proc.stderr

@@ -23,7 +23,14 @@ def wheel_env(tmp_path_factory) -> tuple[Path, dict]:
     # Build from a clean copy of the checkout: setuptools reuses an in-tree build/ folder, which could carry
     # modules deleted since into the wheel.
     src = root / "src"
-    skip = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "results", "__pycache__", ".*cache")
+    skip_anywhere = shutil.ignore_patterns(".git", ".venv", "*.egg-info", "__pycache__", ".*cache")
+
+    def skip(folder: str, names: list[str]) -> set[str]:
+        # build/ and results/ only at the top: normbench/results/ is a package the wheel must hold (skipping
+        # it everywhere let the editable install of another checkout fill in for it unnoticed)
+        top = {"build", "results"} & set(names) if Path(folder) == REPO else set()
+        return skip_anywhere(folder, names) | top
+
     shutil.copytree(REPO, src, ignore=skip, symlinks=True)
     built = subprocess.run(
         [

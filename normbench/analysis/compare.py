@@ -299,7 +299,7 @@ def _status_rows(kind, base, new, bench) -> list[CompareRow]:
 
 
 def comparison_table(rows: list[CompareRow], *, only_changed: bool = False) -> pd.DataFrame:
-    from normbench.analysis.tables import format_seconds
+    from normbench.core.tables import format_seconds
 
     def fmt(v, unit):
         if v is None or pd.isna(v):

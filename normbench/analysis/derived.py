@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
 
 def derived_tables(frame: pd.DataFrame) -> list[Table]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
 BURN_IN = 0.1  # fraction of the run's steps left out at the start
 METRICS = {
@@ -80,7 +80,7 @@ def training_runs_of(med: pd.DataFrame) -> pd.DataFrame:
 def fluctuation_table(frame: pd.DataFrame) -> Table | None:
     import pandas as pd
 
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
     rec = fluctuation_records(frame)
     if rec.empty:

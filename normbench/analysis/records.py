@@ -86,7 +86,7 @@ def case_records(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFra
 
 def _latency_fields(records: pd.DataFrame, params: list[str], baseline: str | None) -> pd.DataFrame:
     """time_s = the case's statistic; high_spread; speedup of the baseline's time over this case's."""
-    from normbench.analysis.stats import high_spread
+    from normbench.core.stats import high_spread
 
     if "time_median_s" not in records:
         return records

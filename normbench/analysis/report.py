@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from normbench.analysis.tables import ReportOptions, Table, failures_table
+from normbench.analysis.failures import failures_table
+from normbench.core.tables import ReportOptions, Table
 from normbench.results.schema import FIXED_COLUMNS
 
 FIXED = set(FIXED_COLUMNS)
@@ -56,8 +57,8 @@ def check_baseline(frame: pd.DataFrame, baseline: str | None) -> None:
     """--baseline must name an implementation the runs hold: a typo would silently show no speedups."""
     if baseline is None:
         return
-    from normbench.errors import NormbenchError
-    from normbench.suite.params import did_you_mean
+    from normbench.core.errors import NormbenchError
+    from normbench.core.params import did_you_mean
 
     ok = frame[(frame["status"] == "ok") & frame["norm"].notna()]
     present = sorted(set(ok["norm"] + ":" + ok["impl"]))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
 NORM_ORDER = ("layernorm", "rmsnorm", "dyt", "batchnorm", "powernorm")
 # bookkeeping parameters: they never tell two training configurations apart in this table
@@ -49,24 +49,24 @@ def training_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def config_keys(runs: pd.DataFrame) -> list[str]:
     """norm, then every case parameter that differs between the training runs (placement, objective ...)."""
-    from normbench.benches._lm import KEY_ORDER
-
     keys = [
         c
         for c in runs.columns
         if c in _param_names() and c not in NOT_A_CONFIG and runs[c].astype(str).nunique() > 1
     ]
-    order = ["placement", "objective", *KEY_ORDER]
+    order = ["placement", "objective", *_stability().key_order]
     keys.sort(key=lambda k: (k == "depth", order.index(k) if k in order else len(order), k))
     return ["norm", *keys]
 
 
-def _param_names() -> set[str]:
-    from normbench.benches import all_benches
+def _stability():
+    from normbench.benches import get_bench
 
-    # objective and mask_prob: the masked-LM parameters (issue 12's model side), named here so that a run
-    # mixing objectives is never pooled even where the bench that reads this predates them
-    return set(all_benches()["stability"].params) | {"objective", "mask_prob"}
+    return get_bench("stability")
+
+
+def _param_names() -> set[str]:
+    return set(_stability().params)
 
 
 def norm_sort_key(name) -> tuple[int, str]:
@@ -157,7 +157,7 @@ def tradeoff_table(frame: pd.DataFrame) -> Table | None:
     """The display view of tradeoff_records: loss ± CI half-width, status counts, times in µs."""
     import pandas as pd
 
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
     rec = tradeoff_records(frame)
     if rec.empty:

@@ -3,7 +3,7 @@ its cost over the Linear alone; then the folded-BatchNorm check and every block'
 
 from __future__ import annotations
 
-from normbench.analysis.tables import Table, format_seconds
+from normbench.core.tables import Table, format_seconds
 
 KEYS = ["device", "dtype", "cache", "stat", "tokens", "hidden"]
 

@@ -4,8 +4,8 @@ against depth (Xiong Theorem 1, Fig. 3(c)/(d))."""
 
 from __future__ import annotations
 
-from normbench.analysis.tables import Table
 from normbench.benches._lm import varying_keys
+from normbench.core.tables import Table
 
 
 def init_tables(frame) -> list[Table]:

@@ -13,7 +13,7 @@ that are the same in every row are moved to a note to keep the tables narrow.
 
 from __future__ import annotations
 
-from normbench.analysis.tables import Table, format_seconds
+from normbench.core.tables import Table, format_seconds
 
 KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "hidden"]
 IMPLAUSIBLE = "⚠ above copy"
@@ -114,7 +114,7 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
     """Time and bandwidth grids: one row per shape and settings, one column per norm:impl."""
     import pandas as pd
 
-    from normbench.analysis.stats import high_spread
+    from normbench.core.stats import high_spread
 
     columns = sorted(cases["column"].unique())
     baseline = opts.baseline or next(

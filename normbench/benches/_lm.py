@@ -4,7 +4,7 @@ rules, and building a seeded model and its data for one case. Torch-free at impo
 from __future__ import annotations
 
 from normbench.benches.base import Bench
-from normbench.suite.params import Param
+from normbench.core.params import Param
 
 # Kept here, not imported from normbench.models (which imports torch): tests check they match.
 PLACEMENTS = ("post", "pre", "deepnorm", "sandwich", "subln", "periln")
@@ -12,6 +12,7 @@ INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk", "magneto"
 OBJECTIVES = ("causal", "masked")
 EMBEDS = ("n01", "unit")
 DATA = ("text", "stdlib", "markov")
+KEY_ORDER = ["placement", "init", "warmup", "lr", "schedule"]  # how tables order the swept keys; depth last
 
 
 def _open_unit_interval(value: float) -> str | None:
@@ -76,6 +77,7 @@ class LMBench(Bench):
     all_impls_by_default = False  # a suite naming a norm gets its baseline (nn.Module) implementation
     # layer/site: per-layer rows (_training.py, init.py); data_files/data_sha256: the corpus row.
     labels = {"layer": int, "site": str, "data_files": int, "data_sha256": str}
+    key_order = KEY_ORDER  # how tables order the swept keys (analysis reads it through the registry)
 
     def check_case(self, params, norm, impl):
         return check_model_case(params, norm)
@@ -188,5 +190,3 @@ def varying_keys(frame, exclude=("seed",)) -> list[str]:
     keys.sort(key=lambda k: (k == "depth", KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER)))
     return ["norm"] * (frame["norm"].nunique() > 1) + keys
 
-
-KEY_ORDER = ["placement", "init", "warmup", "lr", "schedule"]  # how tables order the swept keys; depth last

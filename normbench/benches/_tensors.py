@@ -14,7 +14,7 @@ INPUTS = ("normal", "shifted", "lowvar")
 def check_device(device: str) -> None:
     import torch
 
-    from normbench.errors import SkipCase
+    from normbench.core.errors import SkipCase
 
     if device == "cuda" and not torch.cuda.is_available():
         raise SkipCase("CUDA is not available on this machine")
@@ -24,7 +24,7 @@ def check_dtype(dtype, device: str) -> None:
     """Skip a case whose dtype the device lacks: bf16 needs compute capability 8.0 on CUDA."""
     import torch
 
-    from normbench.errors import SkipCase
+    from normbench.core.errors import SkipCase
 
     if device == "cuda" and dtype == torch.bfloat16 and not torch.cuda.is_bf16_supported():
         raise SkipCase(f"bf16 is not supported on {torch.cuda.get_device_name()}")

@@ -14,15 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from normbench.suite.params import Param, did_you_mean
+from normbench.core.params import Param
+from normbench.core.registry import Registry
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from normbench.analysis.tables import ReportOptions, Table
-    from normbench.suite.expand import Case
-
-_BENCHES: dict[str, Bench] = {}
+    from normbench.core.case import Case
+    from normbench.core.tables import ReportOptions, Table
 
 
 @dataclass
@@ -78,21 +77,23 @@ class Bench:
     def report(self, frame: pd.DataFrame, opts: ReportOptions) -> list[Table]:
         return []
 
+    def per_case(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """One row per case: the summary numbers claims about this kind read. Analysis asks for it through
+        the registry (get_bench(kind).per_case) instead of importing the bench's module."""
+        raise NotImplementedError(f"bench kind {self.kind!r} has no per-case summary")
+
+
+BENCHES: Registry[Bench] = Registry("bench kind", "normbench.benches")
+
 
 def register_bench(cls: type[Bench]) -> type[Bench]:
-    _BENCHES[cls.kind] = cls()
+    BENCHES.add(cls.kind, cls())
     return cls
 
 
 def all_benches() -> dict[str, Bench]:
-    from normbench.plugins import import_package_modules
-
-    import_package_modules("normbench.benches")
-    return dict(_BENCHES)
+    return BENCHES.all()
 
 
 def get_bench(kind: str) -> Bench:
-    benches = all_benches()
-    if kind not in benches:
-        raise KeyError(f"unknown bench kind {kind!r}{did_you_mean(kind, list(benches))}")
-    return benches[kind]
+    return BENCHES.get(kind)

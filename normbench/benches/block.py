@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import DTYPES, STAT_PARAM
-from normbench.suite.params import Param
+from normbench.core.params import Param
 
 FOLDED = "_folded"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from normbench.benches._lm import MODEL_PARAMS, LMBench
 from normbench.benches.base import CaseResult, register_bench
-from normbench.suite.params import Param
+from normbench.core.params import Param
 
 PERTURBATION = 0.01  # "small parameter perturbations": 1% of each weight, elementwise
 PERTURB_DRAWS = 4

@@ -14,8 +14,8 @@ closed_form and rel_err rows. See normbench/jacobian/."""
 from __future__ import annotations
 
 from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.core.params import Param
 from normbench.jacobian.inputs import DISTS
-from normbench.suite.params import Param
 
 DTYPES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 MACHINE_EPS = {"fp64": 2.22e-16, "fp32": 1.19e-7, "bf16": 7.81e-3, "fp16": 9.77e-4}

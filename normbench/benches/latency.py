@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from normbench.benches._tensors import INPUTS
 from normbench.benches.base import Bench, CaseResult, register_bench
-from normbench.suite.params import Param
+from normbench.core.params import Param
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
@@ -129,7 +129,7 @@ class Latency(Bench):
         from normbench.benches._memory import peak_memory_row
         from normbench.benches._process import process_rows, resident_extra_bytes
         from normbench.benches._tensors import check_device, check_dtype, make_input
-        from normbench.errors import UnavailableCase
+        from normbench.core.errors import UnavailableCase
         from normbench.norms import get_norm
         from normbench.timing import measure_interleaved, timer_for
         from normbench.timing.process import keep_allocator_warm, reset_cache_state
@@ -245,7 +245,7 @@ def first_call(norm, impl: str, p: dict, x, grad_context):
     import torch
 
     from normbench.benches._tensors import make_step, perturb_params, unsupported_here
-    from normbench.errors import SkipCase
+    from normbench.core.errors import SkipCase
 
     dtype = x.dtype
     try:
@@ -299,7 +299,7 @@ def sample_stat(times, stat: str) -> float:
 
 def timing_rows(prefix: str, samples) -> list[dict]:
     """Raw samples (one row each, with its index) and their summary statistics."""
-    from normbench.analysis.stats import summarize
+    from normbench.core.stats import summarize
 
     rows = [{"metric": prefix, "unit": "s", "value": t, "sample": i} for i, t in enumerate(samples.times)]
     stats = summarize(samples.times)

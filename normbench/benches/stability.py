@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from normbench.benches._lm import MODEL_PARAMS, LMBench, varying_keys
 from normbench.benches.base import CaseResult, register_bench
-from normbench.suite.params import Param
+from normbench.core.params import Param
 
 if TYPE_CHECKING:  # pandas (behind Table) is imported by the report, not by validating a suite
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _training.py (which imports torch)
 
@@ -97,6 +97,9 @@ class Stability(LMBench):
 
     def report(self, frame, opts):
         return stability_tables(frame)
+
+    def per_case(self, rows):
+        return case_summary(rows)
 
 
 def status_of(result, p) -> tuple[str, str | None, int | None]:
@@ -176,7 +179,7 @@ def stability_tables(frame) -> list[Table]:
 
     import pandas as pd
 
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
     frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
     if frame.empty:
@@ -237,7 +240,7 @@ def early_table(frame, keys) -> Table:
     the top block's gradient norm at step 1 (Fig. 3a), means over seeds."""
     import pandas as pd
 
-    from normbench.analysis.tables import Table
+    from normbench.core.tables import Table
 
     updates = frame[frame["metric"] == "model_update"]
     last = int(updates["step"].max())

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from normbench.errors import NormbenchError, SuiteError, printable
+from normbench.core.errors import NormbenchError, SuiteError, printable
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)

@@ -15,7 +15,7 @@ from rich.progress import (
 from rich.text import Text
 
 from normbench.cli._common import err
-from normbench.errors import printable
+from normbench.core.errors import printable
 
 
 class CaseColumn(ProgressColumn):

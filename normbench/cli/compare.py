@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, err, out
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 NAME = "compare"
 PANEL = "Results"
@@ -53,7 +53,7 @@ def command(
         comparison_table,
         summary_line,
     )
-    from normbench.analysis.tables import Table, render, write_records
+    from normbench.core.tables import Table, render, write_records
     from normbench.results.store import RunStore
 
     if fmt not in ("github", "plain", "md", "csv", "json"):

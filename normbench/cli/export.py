@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, err
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 NAME = "export"
 PANEL = "Results"

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, out
-from normbench.errors import NormbenchError, printable
+from normbench.core.errors import NormbenchError, printable
 
 NAME = "list"
 PANEL = "Inspect"
@@ -109,7 +109,7 @@ def _suites() -> None:
 def _plugins() -> None:
     import os
 
-    from normbench.plugins import ENV_VAR, installed_plugins
+    from normbench.core.plugins import ENV_VAR, installed_plugins
 
     rows = installed_plugins()
     env = os.environ.get(ENV_VAR, "")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, out
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 NAME = "plot"
 PANEL = "Results"

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, err, out
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 NAME = "report"
 PANEL = "Results"
@@ -32,7 +32,7 @@ def command(
     ] = None,
 ) -> None:
     from normbench.analysis.report import build_tables
-    from normbench.analysis.tables import FORMATS, MACHINE_FORMATS, render
+    from normbench.core.tables import FORMATS, MACHINE_FORMATS, render
     from normbench.results.store import read_runs
 
     if fmt not in FORMATS:
@@ -60,7 +60,7 @@ def _records(frame, manifests, fmt: str, baseline: str | None) -> str:
     the records (json), claims verdicts too (json)."""
     from normbench.analysis.records import case_records
     from normbench.analysis.report import check_baseline, claims_table, one_copy_per_case, report_warnings
-    from normbench.analysis.tables import plain_records, write_records
+    from normbench.core.tables import plain_records, write_records
 
     check_baseline(frame, baseline)
     warnings = report_warnings(frame, manifests)

@@ -27,7 +27,7 @@ def command(
     ] = 0.2,
     as_json: Annotated[bool, typer.Option("--json", help="Print the per-op summary as JSON.")] = False,
 ) -> None:
-    from normbench.errors import NormbenchError
+    from normbench.core.errors import NormbenchError
     from normbench.timing import selfcheck as sc
 
     try:
@@ -56,7 +56,7 @@ def command(
 
 
 def _check_ops(ops) -> None:
-    from normbench.errors import NormbenchError
+    from normbench.core.errors import NormbenchError
     from normbench.norms import all_norms
 
     norms = all_norms()
@@ -68,7 +68,7 @@ def _check_ops(ops) -> None:
 
 
 def _print_table(rows: list[dict], runs: int, threads: int) -> None:
-    from normbench.analysis.tables import format_seconds
+    from normbench.core.tables import format_seconds
 
     head = [
         "op",

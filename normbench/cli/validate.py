@@ -19,7 +19,7 @@ def command(
         list[str], typer.Argument(help="Suite TOML files, or names of shipped suites.", show_default=False)
     ],
 ) -> None:
-    from normbench.errors import SuiteError, printable
+    from normbench.core.errors import SuiteError, printable
     from normbench.suite.catalog import resolve
     from normbench.suite.expand import expand
     from normbench.suite.load import load_suite

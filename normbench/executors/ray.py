@@ -20,7 +20,7 @@ import os
 import time
 from collections import deque
 
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 NODE_RESOURCE = "normbench_node"
 PACKED_SHARE = 0.001  # a case that does not time: up to 1000 of them share a node

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from normbench.analysis.tables import ReportOptions, Table, format_seconds
+from normbench.core.tables import ReportOptions, Table, format_seconds
 from normbench.jacobian.inputs import DISTS
 
 # Parameters that can distinguish rows of one norm's table, in display order (d last: "dist × d").

@@ -54,7 +54,7 @@ def random_gain(d: int, seed: int) -> np.ndarray:
 def build_subject(
     norm: str, impl: str, d: int, formula: Formula, *, eps: float, dtype, device: str, gain: str, seed: int
 ) -> Subject:
-    from normbench.errors import SkipCase
+    from normbench.core.errors import SkipCase
     from normbench.norms import get_norm
 
     norm_obj = get_norm(norm)

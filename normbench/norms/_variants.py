@@ -67,7 +67,7 @@ def third_party(factory: Callable[[], Any], what: str, *, dtype, device) -> Buil
     only: on another device the case is skipped, with the reason, rather than failed."""
     import torch
 
-    from normbench.errors import SkipCase
+    from normbench.core.errors import SkipCase
 
     if torch.device(device).type != "cuda":
         raise SkipCase(f"{what} runs on CUDA only")

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from normbench.suite.params import did_you_mean
+from normbench.core.registry import Registry
 
-_NORMS: dict[str, Norm] = {}
+NORMS: Registry[Norm] = Registry("norm", "normbench.norms")
 
 
 @dataclass
@@ -181,7 +181,7 @@ def register_norm(cls: type[Norm]) -> type[Norm]:
     if not cls.impls:
         raise TypeError(f"norm {cls.__name__} declares no @impl")
     _check_declarations(cls)
-    _NORMS[cls.name] = cls()
+    NORMS.add(cls.name, cls())
     return cls
 
 
@@ -205,14 +205,8 @@ def _check_declarations(cls: type[Norm]) -> None:
 
 
 def all_norms() -> dict[str, Norm]:
-    from normbench.plugins import import_package_modules
-
-    import_package_modules("normbench.norms")
-    return dict(_NORMS)
+    return NORMS.all()
 
 
 def get_norm(name: str) -> Norm:
-    norms = all_norms()
-    if name not in norms:
-        raise KeyError(f"unknown norm {name!r}{did_you_mean(name, list(norms))}")
-    return norms[name]
+    return NORMS.get(name)

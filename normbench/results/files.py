@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 LOCK_NAME = ".lock"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from normbench.errors import NormbenchError, printable
+from normbench.core.errors import NormbenchError, printable
 
 
 def check_run_id(run_id: str) -> str:

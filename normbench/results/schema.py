@@ -66,22 +66,19 @@ def merge_types(a: str, b: str) -> str:
     return "float64" if {a, b} == {"int64", "float64"} else "string"
 
 
-def declare_columns(kinds: Iterable[str], params: Iterable[dict[str, Any]] = ()) -> dict[str, str]:
-    """The run's columns {name: Arrow type} for a suite of these bench kinds. `params` (the expanded cases'
-    parameter dicts) adds keys that are not in any spec, typed from their values."""
-    from normbench.benches import all_benches
-
-    benches = all_benches()
+def declare_columns(benches: Iterable[Any], params: Iterable[dict[str, Any]] = ()) -> dict[str, str]:
+    """The run's columns {name: Arrow type} for a suite of these bench kinds (Bench objects: their `params`
+    specs and `labels`, given by the caller, so the results layer needs no bench registry). `params` (the
+    expanded cases' parameter dicts) adds keys that are not in any spec, typed from their values."""
     found: dict[str, str] = {}
 
     def add(name: str, kind: str) -> None:
         if name not in RESERVED:
             found[name] = merge_types(found[name], kind) if name in found else kind
 
-    for kind in sorted(set(kinds)):
-        bench = benches.get(kind)
-        if bench is None:
-            continue
+    by_kind = {bench.kind: bench for bench in benches}
+    for kind in sorted(by_kind):
+        bench = by_kind[kind]
         for name, spec in bench.params.items():
             add(name, type_name(spec.type))
         for name, py_type in bench.labels.items():

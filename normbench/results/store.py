@@ -13,11 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from normbench.errors import NormbenchError, printable
+from normbench.core.errors import NormbenchError, printable
 from normbench.results.files import atomic_write, atomic_write_text
+from normbench.results.manifest import read_manifest
 from normbench.results.paths import check_run_id
 from normbench.results.schema import SCHEMA_VERSION, UPGRADES
-from normbench.results.verify import part_problem, read_manifest, rows_problem
+from normbench.results.verify import part_problem, rows_problem
 
 DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
 
@@ -50,7 +51,7 @@ class RunStore:
             from normbench.benches import all_benches
             from normbench.results.schema import declare_columns
 
-            manifest["columns"] = declare_columns(all_benches())
+            manifest["columns"] = declare_columns(all_benches().values())
         path = Path(results_dir) / check_run_id(manifest["run_id"])
         try:
             (path / "parts").mkdir(parents=True, exist_ok=False)
@@ -217,13 +218,16 @@ def _derive_columns(store: RunStore) -> dict[str, str]:
     m = store.manifest
     if m.get("suite_text"):
         try:
+            from normbench.benches import all_benches
             from normbench.suite.expand import expand
             from normbench.suite.load import parse_suite
 
             cases = expand(
                 parse_suite(m["suite_text"], m.get("suite_source", "suite"), m.get("suite_includes") or {})
             )
-            columns = declare_columns([c.kind for c in cases], [c.params for c in cases])
+            benches = all_benches()
+            kinds = {c.kind for c in cases}
+            columns = declare_columns([benches[k] for k in kinds if k in benches], [c.params for c in cases])
         except Exception:  # a suite this version no longer accepts: the parts' own columns still read
             columns = {}
     if not columns:

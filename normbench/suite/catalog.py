@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 
 def packaged_dir() -> Path:

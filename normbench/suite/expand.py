@@ -1,54 +1,13 @@
 """Expansion of validated bench tables into cases: (norm, impl) x the cartesian product of the sweep.
-
-A case's id is a hash of everything that defines it (kind, norm, impl, every resolved parameter, and what the
-bench adds through `Bench.identity`, e.g. the SHA-256 of the training text), so the same case has the same id
-in any suite file, in any order: that is what --resume and compare key on."""
+A case and its id are core vocabulary (core/case.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
+from normbench.core.case import Case, case_id
 from normbench.suite.load import BenchSpec, Suite
-
-
-@dataclass(frozen=True)
-class Case:
-    kind: str
-    norm: str | None
-    impl: str | None
-    params: dict[str, Any]
-    bench_index: int
-    case_id: str
-    swept: tuple[str, ...] = ()  # the parameters the suite sweeps, shown in short labels
-    timeout_s: float | None = None  # a limit, not part of the case's identity (not in case_id)
-
-    @property
-    def label(self) -> str:
-        """Every parameter: what --only matches against."""
-        return self._head() + " " + " ".join(f"{k}={v}" for k, v in self.params.items())
-
-    @property
-    def short_label(self) -> str:
-        """The swept parameters only: what progress output shows."""
-        return self._head() + " " + " ".join(f"{k}={self.params[k]}" for k in self.swept)
-
-    def _head(self) -> str:
-        return " ".join(filter(None, [self.kind, f"{self.norm}:{self.impl}" if self.norm else None]))
-
-
-def case_id(
-    kind: str, norm: str | None, impl: str | None, params: dict[str, Any], identity: dict | None = None
-) -> str:
-    fields = {"kind": kind, "norm": norm, "impl": impl, "params": params}
-    if identity:  # only when a bench adds something, so every other case keeps its id
-        fields["identity"] = identity
-    blob = json.dumps(fields, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def expand_bench(spec: BenchSpec) -> Iterator[Case]:
@@ -64,8 +23,14 @@ def expand_bench(spec: BenchSpec) -> Iterator[Case]:
             yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys), spec.timeout_s)
 
 
+def spec_cases(spec: BenchSpec) -> list[Case]:
+    """The cases of one bench table: those validation expanded, else (a spec built by hand) expanded now."""
+    return spec.cases if spec.cases is not None else list(expand_bench(spec))
+
+
 def expand(suite: Suite) -> list[Case]:
-    return [case for spec in suite.benches for case in expand_bench(spec)]
+    """Every case of a suite, in order. Free for a parsed suite: validation expanded each table once."""
+    return [case for spec in suite.benches for case in spec_cases(spec)]
 
 
 def select(

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from normbench.errors import Problem, SuiteError
+from normbench.core.errors import Problem, SuiteError
 
 if TYPE_CHECKING:
     from normbench.suite.load import Suite
@@ -104,10 +104,10 @@ def merge_includes(suite: Suite, included: list[Suite]) -> Suite:
         return suite
     benches = [b for s in included for b in s.benches] + suite.benches
     seen: set[str] = set()
-    from normbench.suite.expand import expand_bench
+    from normbench.suite.expand import spec_cases
 
     for spec in benches:
-        ids = {c.case_id for c in expand_bench(spec)}
+        ids = {c.case_id for c in spec_cases(spec)}
         if ids & seen:
             raise SuiteError(
                 suite.source, [Problem("include", f"{spec.label!r} repeats cases of an included suite")]

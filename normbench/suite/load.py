@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from normbench.errors import NormbenchError, Problem, SuiteError
+from normbench.core.case import Case
+from normbench.core.errors import NormbenchError, Problem, SuiteError
+from normbench.core.params import Param, did_you_mean
 from normbench.suite.includes import IncludeCycle, load_includes, merge_includes, read_suite_text
-from normbench.suite.params import Param, did_you_mean
 
 TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s"}
 BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
@@ -41,6 +42,9 @@ class BenchSpec:
     sweep: dict[str, list[Any]]
     params: dict[str, Any]
     timeout_s: float | None = None  # per case; the bench's own, else the suite's `timeout_s`
+    # Its cases, expanded once while the suite is validated (a bench's `identity` may hash a corpus), then
+    # passed along: includes, `validate`, `list suites` and `run` read these instead of expanding again.
+    cases: list[Case] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -359,7 +363,8 @@ def _check_cases(specs: list[BenchSpec], problems: list[Problem]) -> None:
         bench = all_benches()[spec.kind]
         messages: dict[Problem, None] = {}
         duplicates = 0
-        for case in expand_bench(spec):
+        spec.cases = list(expand_bench(spec))
+        for case in spec.cases:
             for key, msg in bench.check_case(case.params, case.norm, case.impl):
                 section = "" if key in BENCH_KEYS else "sweep." if key in spec.sweep else "params."
                 messages[Problem(f"bench[{spec.index}].{section}{key}", msg)] = None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.errors import NormbenchError, SuiteError, printable
+from normbench.core.errors import NormbenchError, SuiteError, printable
 
 
 def test_printable_escapes_controls_and_bidi_overrides_only():

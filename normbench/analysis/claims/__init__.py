@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from normbench.core.registry import Registry
+
 PASS, FAIL, NOT_REPRODUCED, NO_DATA = "PASS", "FAIL", "NOT REPRODUCED", "NO DATA"
 COLUMNS = ["claim", "verdict", "numbers", "seeds", "CI", "threshold", "source"]
 
@@ -46,22 +48,19 @@ class Claim:
     disagreement: str | None = None  # a documented, measured disagreement: its FAIL reads NOT REPRODUCED
 
 
-_CLAIMS: dict[str, Claim] = {}
+CLAIMS: Registry[Claim] = Registry("claim", "normbench.analysis.claims")
 
 
 def claim(name: str, *, source: str, statement: str, threshold: str, disagreement: str | None = None):
     def add(fn):
-        _CLAIMS[name] = Claim(name, source, statement, threshold, fn, disagreement)
+        CLAIMS.add(name, Claim(name, source, statement, threshold, fn, disagreement))
         return fn
 
     return add
 
 
 def all_claims() -> dict[str, Claim]:
-    from normbench.plugins import import_package_modules
-
-    import_package_modules("normbench.analysis.claims")
-    return dict(_CLAIMS)
+    return CLAIMS.all()
 
 
 def judge(c: Claim, frame: pd.DataFrame) -> Verdict:

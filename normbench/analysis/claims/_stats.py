@@ -71,12 +71,12 @@ def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     from normbench.analysis.report import bench_rows
-    from normbench.benches import all_benches
-    from normbench.benches.stability import case_summary
+    from normbench.benches import get_bench
 
     if "stability" not in set(frame["bench"]):
         return pd.DataFrame()
-    rows = bench_rows(frame, all_benches()["stability"])
+    bench = get_bench("stability")
+    rows = bench_rows(frame, bench)
     rows = rows[~rows["status"].isin(["failed", "skipped", "unavailable"])]
     if rows.empty:
         return pd.DataFrame()
@@ -84,7 +84,7 @@ def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
     params = rows.drop_duplicates("case_id")[["case_id", *[k for k in keys if k in rows]]]
     grads = rows[(rows["metric"] == "grad_norm") & (rows["step"] == 1) & (rows["site"] == "block")]
     top = grads[grads["layer"] == grads["depth"]].groupby("case_id")["value"].first().rename("top_grad1")
-    out = case_summary(rows).merge(params, on="case_id").merge(top, on="case_id", how="left")
+    out = bench.per_case(rows).merge(params, on="case_id").merge(top, on="case_id", how="left")
     return out.assign(last_ln_rel=out["last_ln"] / out["d"].astype(float).map(math.sqrt))
 
 

@@ -4,14 +4,24 @@ Each plot function takes the kind's rows and writes files into out_dir, returnin
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-_PLOTS: dict[str, list[Callable]] = {}
+from normbench.core.registry import Registry
+
+
+@dataclass(frozen=True)
+class Plot:
+    kind: str  # the bench kind whose rows it draws
+    draw: Callable  # (rows, out_dir, *, machine, fmt) -> list of paths written
+
+
+PLOTS: Registry[Plot] = Registry("plot", "normbench.analysis.plots")
 
 
 def register_plot(kind: str):
     def add(fn):
-        _PLOTS.setdefault(kind, []).append(fn)
+        PLOTS.add(f"{fn.__module__}.{fn.__qualname__}", Plot(kind, fn))
         return fn
 
     return add
@@ -21,9 +31,7 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
     import matplotlib
 
     matplotlib.use("Agg")
-    from normbench.plugins import import_package_modules
-
-    import_package_modules("normbench.analysis.plots")
+    plots = PLOTS.all()
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     from normbench.analysis.report import bench_rows
@@ -31,9 +39,9 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
 
     benches = all_benches()
     for kind in dict.fromkeys(frame["bench"]):
-        for fn in _PLOTS.get(kind, []):
+        for plot in (p for p in plots.values() if p.kind == kind):
             rows = bench_rows(frame, benches[kind])
-            paths.extend(fn(rows[rows["status"] != "failed"], out_dir, machine=machine, fmt=fmt))
+            paths.extend(plot.draw(rows[rows["status"] != "failed"], out_dir, machine=machine, fmt=fmt))
     return paths
 
 

@@ -5,7 +5,7 @@ and which only rescale."""
 from __future__ import annotations
 
 from normbench.benches.base import Bench, CaseResult, register_bench
-from normbench.suite.params import Param
+from normbench.core.params import Param
 
 
 @register_bench
@@ -45,7 +45,7 @@ class OutStats(Bench):
         )
 
     def report(self, frame, opts):
-        from normbench.analysis.tables import Table
+        from normbench.core.tables import Table
 
         rows = frame[frame["bench"] == self.kind]
         if rows.empty:

@@ -17,7 +17,7 @@ import os
 import pkgutil
 from importlib.metadata import entry_points
 
-from normbench.errors import NormbenchError
+from normbench.core.errors import NormbenchError
 
 # Which entry-point group extends which of normbench's own packages.
 GROUPS = {

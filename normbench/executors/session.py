@@ -1,0 +1,229 @@
+"""What `normbench run` does, below its options: plan the cases (a suite, or the run being resumed), create
+or reopen the run's store, and run one session of it with an executor, recorded in the manifest.
+
+The suite is expanded once, while it is validated; the planned cases (every case of the suite: they declare
+the run's columns) and the selected ones (--only/--shard) are passed along from here, never expanded again."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from normbench.core.case import Case
+from normbench.core.errors import NormbenchError
+from normbench.executors import EXECUTORS, Executor
+from normbench.results.manifest import RESUME_KEYS, Manifest, manifest_problem
+from normbench.results.store import RunStore
+from normbench.runner import RunOutcome
+from normbench.suite.load import Suite
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Plan:
+    suite: Suite
+    planned: list[Case]  # every case of the suite
+    cases: list[Case]  # those this run runs (--only, --shard)
+    shard: tuple[int, int] | None
+    only: list[str] | None
+    resumed: RunStore | None  # the run being finished (--resume), else None
+
+
+def check_executor(name: str, address: str | None, jobs: int | None) -> Executor:
+    if name not in EXECUTORS:
+        raise NormbenchError(f"--executor {name!r}: expected one of {', '.join(EXECUTORS)}")
+    if name != "ray" and (address or jobs):
+        raise NormbenchError("--address and --jobs go with --executor ray")
+    if name == "ray":
+        from normbench.executors.ray import import_ray
+
+        import_ray()  # fail now, before a run folder exists, when Ray is not installed
+    return Executor(name, address, jobs)
+
+
+def plan_run(
+    suite: str | None,
+    results: Path,
+    *,
+    resume: str | None,
+    shard: tuple[int, int] | None,
+    only: list[str] | None,
+    say: Say,
+) -> Plan:
+    """The cases to run: a new run of `suite`, or the rest of run `resume` with its own stored suite text,
+    --shard and --only."""
+    from normbench.results.paths import check_results_dir
+    from normbench.suite.expand import expand, select
+    from normbench.suite.load import load_suite, parse_suite
+
+    check_results_dir(results, create=False)
+    store = None
+    if resume:
+        store = RunStore.open(results, resume)
+        m = resumable(store)
+        if suite is not None and Path(suite).resolve() != Path(m.suite_source).resolve():
+            say(f"note: --resume uses the suite text stored in the run, not {suite}")
+        suite_obj = parse_suite(m.suite_text, m.suite_source, m.suite_includes or {})
+        if shard is not None or only:
+            raise NormbenchError("--resume keeps the run's own --shard/--only; do not give them again")
+        shard = tuple(m.shard) if m.shard else None
+        only = m.only or None
+    else:
+        if suite is None:
+            raise NormbenchError(
+                "give a suite file, e.g. `normbench run suites/quick.toml`, or --resume RUN_ID"
+            )
+        from normbench.suite.catalog import resolve
+
+        suite_obj = load_suite(resolve(suite))
+    planned = expand(suite_obj)
+    cases = select(planned, only, shard)
+    if not cases:
+        raise NormbenchError("no case matches the --only/--shard selection")
+    return Plan(suite_obj, planned, cases, shard, only, store)
+
+
+def new_manifest(plan: Plan, run_id: str, env: dict, started: str) -> Manifest:
+    from normbench.benches import get_bench
+    from normbench.results.schema import declare_columns
+
+    s = plan.suite
+    kinds = dict.fromkeys(c.kind for c in plan.planned)
+    return Manifest(
+        run_id=run_id,
+        suite=s.name,
+        suite_source=str(s.source),
+        suite_sha256=s.sha256,
+        suite_text=s.text,
+        suite_includes=s.includes,
+        claims=s.claims,
+        shard=list(plan.shard) if plan.shard else None,
+        only=plan.only or None,
+        started=started,
+        env=env,
+        cases=[{"case_id": c.case_id, "label": c.label} for c in plan.cases],
+        sessions=[],
+        # one schema for every part, from the whole suite (every shard of it declares the same)
+        columns=declare_columns([get_bench(k) for k in kinds], [c.params for c in plan.planned]),
+    )
+
+
+def run_plan(
+    plan: Plan,
+    results: Path,
+    *,
+    threads: int | None,
+    executor: Executor,
+    progress: Callable[[int], object],
+    quiet: bool,
+    say: Say,
+) -> tuple[RunStore, RunOutcome, int]:
+    """Create the run (or reopen the resumed one) and run one session: (store, outcome, cases left)."""
+    import torch
+
+    from normbench.results.env import fingerprint
+    from normbench.results.files import RunLock, check_writable, remove_stale_temporaries
+    from normbench.results.paths import check_results_dir
+    from normbench.results.store import new_run_id
+
+    store = plan.resumed
+    threads = threads or (stored_threads(store) if store else plan.suite.threads)
+    if threads:
+        torch.set_num_threads(threads)
+    env = fingerprint()
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    if store is None:
+        check_results_dir(results, create=True)
+        run_id = new_run_id(plan.suite.name, plan.shard)
+        store = RunStore.create(results, new_manifest(plan, run_id, env, now).to_dict())
+    # One writer per run folder; under the lock the manifest is read again (another writer may have
+    # finished in between) and every part is verified before it counts as done.
+    with RunLock(store.path, store.run_id, say=say):
+        store = RunStore.open(results, store.run_id)
+        remove_stale_temporaries(store.path)
+        check_writable(store.parts)
+        if plan.resumed is not None:
+            warn_if_environment_changed(store.manifest["env"], env, say)
+        done = store.verify_parts(say)
+        outcome, remaining = run_session(store, plan.cases, done, now, executor, progress, quiet, say)
+    return store, outcome, remaining
+
+
+def run_session(store, cases, done: set[str], now: str, executor, progress, quiet: bool, say: Say):
+    """Run the cases not yet done as one session recorded in the manifest: (outcome, cases left)."""
+    import torch
+
+    from normbench.benches import RunContext
+
+    todo = [c for c in cases if c.case_id not in done]
+    session = len(store.manifest.get("sessions", []))
+    if not quiet:
+        env = store.manifest.get("env", {})
+        say(
+            f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
+            f"({torch.get_num_threads()} threads, {env.get('gpu') or env.get('cpu')})"
+        )
+    ctx = RunContext(threads=torch.get_num_threads())
+    sessions = store.manifest.get("sessions", [])
+    sessions.append(
+        {
+            "started": now,
+            "pid": os.getpid(),
+            "threads": ctx.threads,
+            "cases": len(todo),
+            "executor": executor.name,
+        }
+    )
+    write_manifest(store, sessions=sessions, status="running")
+    try:
+        with progress(len(todo)) as shown:
+            outcome = executor.run(store, todo, ctx, session=session, progress=shown, say=say)
+    except KeyboardInterrupt:  # a second Ctrl-C: the case in flight is lost, every finished one is kept
+        outcome = RunOutcome(interrupted=True)
+    sessions[-1]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    remaining = len({c.case_id for c in cases} - store.finished_case_ids())
+    status = "complete" if remaining == 0 else "interrupted"
+    try:
+        store.update_manifest(sessions=sessions, status=status)
+    except OSError as exc:  # the parts are the record; `list runs` shows a run with no writer as interrupted
+        outcome.write_error = outcome.write_error or exc
+    return outcome, remaining
+
+
+def resumable(store: RunStore) -> Manifest:
+    """The run's manifest, when it holds what --resume needs (RESUME_KEYS)."""
+    problem = manifest_problem(store.manifest, store.path.name, required=("run_id", *RESUME_KEYS))
+    if problem:
+        raise NormbenchError(f"{store.path / 'manifest.json'}: cannot resume: {problem}")
+    return Manifest.from_dict(store.manifest)
+
+
+def stored_threads(store: RunStore) -> int | None:
+    """The first session's thread count, through the suite's validator (torch segfaults on 10**8)."""
+    from normbench.suite.load import THREADS
+
+    sessions = store.manifest.get("sessions") or [{}]
+    value, problem = THREADS.coerce(sessions[0].get("threads") or 1)
+    if problem:
+        raise NormbenchError(
+            f"{store.path / 'manifest.json'}: damaged manifest: sessions[0].threads: {problem}"
+        )
+    return value if sessions[0].get("threads") else None
+
+
+def write_manifest(store: RunStore, **fields) -> None:
+    try:
+        store.update_manifest(**fields)
+    except OSError as exc:
+        raise NormbenchError(f"cannot write {store.path / 'manifest.json'}: {exc.strerror or exc}") from None
+
+
+def warn_if_environment_changed(old: dict, new: dict, say: Say) -> None:
+    keys = ["hostname", "cpu", "gpu", "torch", "torch_threads", "cuda"]
+    changed = [f"{k}: {old.get(k)} -> {new.get(k)}" for k in keys if old.get(k) != new.get(k)]
+    if changed:
+        say("warning: resuming in a different environment; rows will mix them (" + "; ".join(changed) + ")")
