@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from normbench.benches import _lm
-from normbench.data import mask_tokens
 from normbench.core.errors import SuiteError
+from normbench.data import mask_tokens
 from normbench.models import transformer as tf
 from normbench.models.transformer import DecoderLM, ModelConfig
 from normbench.suite.load import parse_suite

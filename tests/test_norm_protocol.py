@@ -85,9 +85,9 @@ def test_list_norms_shows_the_capability_column(cli):
 
 
 def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp_path):
-    from normbench.core.tables import ReportOptions
     from normbench.benches import RunContext
     from normbench.benches.latency import Latency
+    from normbench.core.tables import ReportOptions
     from normbench.results.store import RunStore
     from normbench.runner import run_one
     from normbench.suite.expand import expand
@@ -111,8 +111,8 @@ def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp
 
 
 def test_a_norm_without_closed_form_is_measured_against_the_bounds(registered, tmp_path):
-    from normbench.core.tables import ReportOptions
     from normbench.benches.jacobian import Jacobian
+    from normbench.core.tables import ReportOptions
     from normbench.norms.closed_form import Formula
 
     def measured_only(self, impl):

@@ -189,4 +189,3 @@ def varying_keys(frame, exclude=("seed",)) -> list[str]:
     keys = [k for k in params[0] if k not in exclude and len({json.dumps(q.get(k)) for q in params}) > 1]
     keys.sort(key=lambda k: (k == "depth", KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER)))
     return ["norm"] * (frame["norm"].nunique() > 1) + keys
-
