@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from normbench.benches import RunContext
-from normbench.benches._fluctuation import FluctuationRecorder, fluctuation_rows
-from normbench.benches._scale_invariance import SCALES, scale_grad_rows
+from normbench.benches._lm.fluctuation import FluctuationRecorder, fluctuation_rows
+from normbench.benches._lm.scale_invariance import SCALES, scale_grad_rows
 from normbench.models.transformer import DecoderLM, ModelConfig
 from normbench.runner import run_one
 from normbench.suite.expand import expand
@@ -146,7 +146,7 @@ def test_init_bench_stores_scale_rows_and_no_per_token_jacobian_for_batchnorm():
 
 
 def test_probe_uses_batch_statistics_and_leaves_running_statistics_alone():
-    from normbench.benches._training import probe
+    from normbench.benches._lm.training import probe
 
     torch.manual_seed(0)
     model = DecoderLM(

@@ -61,7 +61,7 @@ def test_a_case_with_megabyte_temporaries_takes_no_faults_under_the_policy():
 
 
 def test_fault_rows_and_flag_from_the_counts():
-    from normbench.benches._process import process_rows
+    from normbench.benches._latency.process import process_rows
 
     def samples(faults, fault_samples, calls, n=4):
         extra = {"minor_faults": faults, "fault_samples": fault_samples, "timed_calls": calls}

@@ -176,7 +176,7 @@ def test_mask_prob_outside_the_open_unit_interval_is_refused(value):
 
 @pytest.mark.parametrize("placement", tf.PLACEMENTS)
 def test_gradient_groups_cover_every_parameter_once(placement):
-    from normbench.benches._training import layer_groups
+    from normbench.benches._lm.training import layer_groups
 
     model = make(placement=placement)
     grouped = [id(p) for _, _, params in layer_groups(model) for p in params]

@@ -132,7 +132,7 @@ def test_swept_latency_parameters_become_row_keys(tmp_path):
 
 def test_environment_and_load_warnings_and_the_copy_probe_is_not_above_itself():
     from normbench.analysis.report import report_warnings
-    from normbench.benches._latency_report import _copy_cell
+    from normbench.benches._latency.report import _copy_cell
 
     frame = pd.DataFrame(
         {

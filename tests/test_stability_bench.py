@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from normbench.benches import RunContext
-from normbench.benches._training import TrainSpec, lr_at
+from normbench.benches._lm.training import TrainSpec, lr_at
 from normbench.core.errors import SuiteError
 from normbench.data import CorpusError, load_data, markov, sample_windows
 from normbench.norms import registry

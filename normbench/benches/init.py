@@ -17,7 +17,7 @@ every token of the batch, science.md §6.3), so it gets no Jacobian rows here; t
 Norms inside the FFN (Sub-LN's over the F hidden units) report ||x||^2 / F: per unit of their own width.
 
 objective = "masked": the loss is the masked-token loss (positions from a generator seeded data_seed + 3).
-Scale invariance (_scale_invariance.py): `scale_grad_ratio` rows, label `scale`, for the case's norm."""
+Scale invariance (_lm/scale_invariance.py): `scale_grad_ratio` rows, label `scale`, for the case's norm."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class Init(LMBench):
 
     def run_case(self, case, ctx):
         from normbench.benches._lm import data_rows
-        from normbench.benches._scale_invariance import scale_grad_rows
+        from normbench.benches._lm.scale_invariance import scale_grad_rows
 
         p = case.params
         model, data = self.model_and_data(case, ctx)
@@ -53,7 +53,7 @@ class Init(LMBench):
         return CaseResult(init_rows(model, data, p) + data_rows(data) + scale_rows)
 
     def report(self, frame, opts):
-        from normbench.benches._init_report import init_tables
+        from normbench.benches._lm.init_report import init_tables
 
         return init_tables(frame)
 

@@ -12,7 +12,7 @@ Each case stores, besides the raw time samples:
     times it, later cases reuse it (`copy_reused` = 1, label `copy_from` = the case that timed it) instead
     of timing it again (as long as the norm); `copy_reuse = false` times it in every case. The norm is timed
     in the same rounds either way, so reuse never changes the norm's own protocol;
-  * accuracy against a float64 reference of the same norm (benches/_accuracy.py), re-checked after the
+  * accuracy against a float64 reference of the same norm (benches/_latency/accuracy.py), re-checked after the
     timing loop;
   * the first call's time (the compile time of torch.compile'd implementations, never part of latency);
   * the peak memory one call allocates (benches/_memory.py);
@@ -57,8 +57,8 @@ class Latency(Bench):
     )
     compare_metrics = {"time": "lower"}
     compare_pool = ()
-    # tensor/eager: accuracy rows (_accuracy.py); method: how peak_mem was measured; timer: time rows;
-    # policy: the allocator policy the allocator_warm row names (benches/_process.py).
+    # tensor/eager: accuracy rows (_latency/accuracy.py); method: how peak_mem was measured; timer: time rows;
+    # policy: the allocator policy the allocator_warm row names (benches/_latency/process.py).
     # copy_from: the case whose copy probe a case reuses (see copy_reuse).
     labels = {"tensor": str, "eager": str, "method": str, "timer": str, "policy": str, "copy_from": str}
     params = {
@@ -124,10 +124,10 @@ class Latency(Bench):
 
         import torch
 
-        from normbench.benches._accuracy import measure_accuracy, recheck, recheck_stateful, run_outputs
-        from normbench.benches._copy_probe import bandwidth_rows, copy_probe_key, copy_step
+        from normbench.benches._latency.accuracy import measure_accuracy, recheck, recheck_stateful, run_outputs
+        from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
         from normbench.benches._memory import peak_memory_row
-        from normbench.benches._process import process_rows, resident_extra_bytes
+        from normbench.benches._latency.process import process_rows, resident_extra_bytes
         from normbench.benches._tensors import check_device, check_dtype, make_input
         from normbench.core.errors import UnavailableCase
         from normbench.norms import get_norm
@@ -230,7 +230,7 @@ class Latency(Bench):
         return CaseResult(rows)
 
     def report(self, frame, opts):
-        from normbench.benches._latency_report import latency_tables
+        from normbench.benches._latency.report import latency_tables
 
         return latency_tables(frame, opts)
 

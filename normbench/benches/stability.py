@@ -11,7 +11,7 @@ named reference run at the same seed and depth) needs a second case, so it is ju
 every step; lr, gradient norms, model update and norm inputs every `every` steps) carry a `step` column,
 per-layer values a `layer` and `site` column. objective = "masked": every loss (training, held-out, the
 unigram model's) is over the masked positions, so the judgements compare like with like. Norms with batch
-statistics also store the batch-vs-running fluctuation rows (_fluctuation.py). See _training.py for the loop, _lm.py for the model params."""
+statistics also store the batch-vs-running fluctuation rows (_lm/fluctuation.py). See _lm/training.py for the loop, _lm/__init__.py for the model params."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from normbench.core.params import Param
 if TYPE_CHECKING:  # pandas (behind Table) is imported by the report, not by validating a suite
     from normbench.core.tables import Table
 
-SCHEDULES = ("constant", "inverse_sqrt")  # also in _training.py (which imports torch)
+SCHEDULES = ("constant", "inverse_sqrt")  # also in _lm/training.py (which imports torch)
 
 
 @register_bench
@@ -60,7 +60,7 @@ class Stability(LMBench):
 
     def run_case(self, case, ctx):
         from normbench.benches._lm import data_rows
-        from normbench.benches._training import TrainSpec, train
+        from normbench.benches._lm.training import TrainSpec, train
 
         p = case.params
         model, data = self.model_and_data(case, ctx)

@@ -7,7 +7,7 @@ from __future__ import annotations
 def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[dict]:
     """GB/s from the byte model at time t (the case's statistic); the copy probe's GB/s and the fraction of
     it (above 1 = implausible); the nominal peak where the device is in the table."""
-    from normbench.benches._roofline import device_name, nominal_peak
+    from normbench.benches._latency.roofline import device_name, nominal_peak
     from normbench.benches.latency import sample_stat
     from normbench.norms import get_norm
 

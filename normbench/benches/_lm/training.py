@@ -6,7 +6,7 @@ steps (and at steps 1 and the last) it records, for the batch of step t: the los
 per-layer gradient norms; and after update t, on a fixed held-out probe batch: the model update per token
 mean_tokens ||F(x, theta_t) - F(x, theta_0)||_2 (F = the input of the head) and the mean input norm of
 every norm; and, for every norm with batch statistics (BatchNorm, PowerNorm), how far the batch's
-statistics are from the running ones (_fluctuation.py). The held-out loss runs in eval mode (a BatchNorm
+statistics are from the running ones (_lm/fluctuation.py). The held-out loss runs in eval mode (a BatchNorm
 uses its running statistics there, as at inference). The probe uses the probe batch's own statistics (train
 mode) and puts every buffer back afterwards: in eval mode a BatchNorm's F(x, theta_0) would use the fresh
 running statistics (mean 0, var 1), and the "update" would mostly measure their warm-up, not the weights'
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from normbench.benches._fluctuation import FluctuationRecorder
+from normbench.benches._lm.fluctuation import FluctuationRecorder
 from normbench.data import objective_batch, unigram_loss
 
 

@@ -45,7 +45,7 @@ def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None) -> int:
     parameters and gradients: the implementation's outputs kept for the re-check after timing, the
     memoised float64 references, the copy probe's own tensors and the flush buffer (of the cold-cache
     timer, or `reset`, the one that set the cache state before a warm case)."""
-    from normbench.benches._accuracy import memo_bytes
+    from normbench.benches._latency.accuracy import memo_bytes
     from normbench.timing.process import tensor_bytes
 
     kept = [acc[0].outputs] if acc is not None else []

@@ -75,7 +75,7 @@ class LMBench(Bench):
     """Base of the bench kinds that build the small LM: the cross-parameter rules and the seeded setup."""
 
     all_impls_by_default = False  # a suite naming a norm gets its baseline (nn.Module) implementation
-    # layer/site: per-layer rows (_training.py, init.py); data_files/data_sha256: the corpus row.
+    # layer/site: per-layer rows (_lm/training.py, init.py); data_files/data_sha256: the corpus row.
     labels = {"layer": int, "site": str, "data_files": int, "data_sha256": str}
     key_order = KEY_ORDER  # how tables order the swept keys (analysis reads it through the registry)
 
