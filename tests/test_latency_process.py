@@ -129,7 +129,7 @@ def test_warm_case_starts_from_the_flushed_cache_and_counts_the_buffer(monkeypat
 
 
 def test_reference_is_computed_once_per_key_and_gives_the_same_errors(monkeypatch):
-    from normbench.benches import _accuracy
+    from normbench.benches._latency import accuracy as _accuracy
 
     calls = []
     real = _accuracy.reference_outputs
