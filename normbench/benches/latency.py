@@ -124,10 +124,15 @@ class Latency(Bench):
 
         import torch
 
-        from normbench.benches._latency.accuracy import measure_accuracy, recheck, recheck_stateful, run_outputs
+        from normbench.benches._latency.accuracy import (
+            measure_accuracy,
+            recheck,
+            recheck_stateful,
+            run_outputs,
+        )
         from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
-        from normbench.benches._memory import peak_memory_row
         from normbench.benches._latency.process import process_rows, resident_extra_bytes
+        from normbench.benches._memory import peak_memory_row
         from normbench.benches._tensors import check_device, check_dtype, make_input
         from normbench.core.errors import UnavailableCase
         from normbench.norms import get_norm
