@@ -33,7 +33,7 @@ BENCH_REGISTRY = {"normbench.benches", "normbench.benches.base"}
 # Imports that must stay, each with its reason. (importer module, imported module).
 ALLOWED = {
     # selfcheck times a real norm on the latency bench's inputs: it is the engine of `normbench selfcheck`
-    # and belongs above benches, but timing/ is issue 16's and is kept there by its owner issue, not moved here.
+    # and belongs above benches; it stays in timing/ beside the timers it checks until a selfcheck layer exists.
     ("normbench.timing.selfcheck", "normbench.benches._tensors"),
     ("normbench.timing.selfcheck", "normbench.norms"),
     # A version-1 run's manifest lacks its column declaration: reading it re-expands its stored suite to
