@@ -74,13 +74,14 @@ def perturb_params(built, seed: int) -> None:
             t.add_((0.1 * torch.randn(t.shape, generator=g)).to(dtype=t.dtype, device=t.device))
 
 
-def make_step(built, x, mode: str):
+def make_step(built, x, mode: str, dy=None):
     """(step, check): step() runs one call in `mode`; check(when) raises if the output is not finite.
 
     fwd: y = fn(x). fwd+bwd: grads of x and of the parameters are reset to None, then y = fn(x) and
-    y.backward(dy) with a fixed upstream gradient dy. step.clear_grads() drops the gradients the last call
-    left (so a memory probe starts from the resident tensors only); step.own_tensors lists the tensors the
-    step holds beyond x and the parameters."""
+    y.backward(dy) with a fixed upstream gradient: a copy of `dy` (another step's step.dy: the same values
+    at another address, and ~10x cheaper than drawing 4M normals), else N(0, 1) drawn here.
+    step.clear_grads() drops the gradients the last call left (so a memory probe starts from the resident
+    tensors only); step.own_tensors lists the tensors the step holds beyond x and the parameters."""
     import torch
 
     if mode == "fwd":
@@ -97,7 +98,7 @@ def make_step(built, x, mode: str):
         return step, check
 
     xg = x.detach().clone().requires_grad_(True)
-    dy = torch.randn_like(x)
+    dy = torch.randn_like(x) if dy is None else dy.detach().clone()
     tensors = [xg, *built.params]
 
     def clear_grads():
@@ -117,6 +118,7 @@ def make_step(built, x, mode: str):
 
     step.clear_grads = clear_grads
     step.own_tensors = [xg, dy]  # what this step holds beyond x and the parameters
+    step.dy = dy
     return step, check
 
 

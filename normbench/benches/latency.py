@@ -30,6 +30,7 @@ exception, a NotImplementedError of its own included, is `failed`.
 
 from __future__ import annotations
 
+from normbench.benches._latency.placement import DEFAULT_PLACEMENTS
 from normbench.benches._tensors import INPUTS
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.core.params import Param
@@ -93,6 +94,12 @@ class Latency(Bench):
             help="the samples together last at least this (warm cache; CPU): see timing/cpu.py",
         ),
         "seed": Param(int, 0),
+        "placements": Param(
+            int,
+            DEFAULT_PLACEMENTS,
+            minimum=1,
+            help="copies of the case's tensors its rounds cycle through (CPU): see benches/_latency/placement.py",
+        ),
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
         "copy_reuse": Param(
             bool,
@@ -131,9 +138,10 @@ class Latency(Bench):
             run_outputs,
         )
         from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
+        from normbench.benches._latency.placement import placement_count, placement_rows, rounds_for
         from normbench.benches._latency.process import process_rows, resident_extra_bytes
         from normbench.benches._memory import peak_memory_row
-        from normbench.benches._tensors import check_device, check_dtype, make_input
+        from normbench.benches._tensors import check_device, check_dtype, make_input, make_step
         from normbench.core.errors import UnavailableCase
         from normbench.norms import get_norm
         from normbench.timing import measure_interleaved, timer_for
@@ -171,11 +179,19 @@ class Latency(Bench):
             min_sample_s=p["min_sample_s"],
             min_run_s=p["min_run_s"],
         )
-        fns = {"norm": step}
+        # Rounds alternate the norm with its copy probe and cycle through the placements (copies of the
+        # case's tensors at other addresses, _latency/placement.py). Graph mode captures new graphs at every
+        # round: one round and one placement there.
+        k = placement_count(p, x, step)
+        rounds = rounds_for(p, k)
+        copies = [x] + [x.detach().clone() for _ in range(k - 1)]
+        dy = getattr(step, "dy", None)  # fwd+bwd: every copy's upstream gradient has the same values
+        steps = [step] + [make_step(built, xi, p["mode"], dy=dy)[0] for xi in copies[1:]]
+        fns = {"norm": steps}
         probe_key = copy_probe_key(p, ctx.threads)
         reused = ctx.memo.get(probe_key) if p["copy_probe"] and p["copy_reuse"] else None
         if p["copy_probe"] and reused is None:
-            fns["copy"] = copy_step(x, p["mode"])
+            fns["copy"] = [copy_step(xi, p["mode"]) for xi in copies]
         # A defined state before timing: the accuracy check's temporaries are freed by reference counting as
         # it returns (their memory stays with the allocator, see timing/process.py); a young-generation
         # collection frees recent reference cycles. A full collection would cost ~0.25 s per case once torch
@@ -185,13 +201,9 @@ class Latency(Bench):
         # cache (dirty float64 lines included) is replaced by the same flush every case sees, then the warm-up
         # brings in the case's own working set (timing/process.py, "cache").
         reset = reset_cache_state(p["device"], p["cache"])
-        extra_bytes = resident_extra_bytes(acc, fns.get("copy"), timer, ctx.memo, reset)
-        # Rounds alternate the norm with its copy probe; a lone callable gains nothing from them (its samples
-        # are back to back either way) and would pay a re-warm-up per round. Graph mode captures new graphs
-        # at every round: one round there.
-        # A reused probe keeps the rounds: the norm's protocol does not depend on whether its probe was timed.
-        alone = not p["copy_probe"] or p["cuda_graph"]
-        rounds = 1 if alone else max(1, min(5, p["samples"] // 3))
+        extra_bytes = resident_extra_bytes(
+            acc, fns.get("copy"), timer, ctx.memo, reset, placed=(copies[1:], steps[1:])
+        )
         with grad_context():
             measured = measure_interleaved(timer, fns, rounds)
         samples = measured["norm"]
@@ -214,6 +226,7 @@ class Latency(Bench):
                 rows += acc_rows + [{"metric": "recheck_max_change", "unit": "abs", "value": change}]
 
         rows += timing_rows("time", samples)
+        rows += placement_rows(samples, k)
         rows += bandwidth_rows(norm, case.impl, x, p, t, copy_samples)
         if p["copy_probe"]:
             rows.append({"metric": "copy_reused", "unit": "bool", "value": float(copy_from is not None)})

@@ -58,8 +58,10 @@ def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
     other processes, which drifts over seconds on a shared machine, falls on all of them alike (a norm and
     its copy probe, a block and its Linear). The first round warms up and calibrates each callable; later
     rounds reuse its inner count, with one warm-up call to re-warm the caches the other callables just
-    used. Counters in Samples.extra (SUMMED_EXTRAS) are summed over the rounds; other extras
-    keep the last round's value. Returns name -> Samples, raw times in order."""
+    used. A value of fns may be a list of callables, one per placement (the same call on its own copy of
+    the tensors): round r times placement r % len. Counters in Samples.extra (SUMMED_EXTRAS) are summed
+    over the rounds; other extras keep the last round's value; extra["round_sizes"] lists the samples each
+    round took, in order. Returns name -> Samples, raw times in order."""
     import copy
 
     rounds = max(1, min(rounds, timer.samples))
@@ -70,6 +72,8 @@ def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
     merged: dict[str, Samples] = {}
     for r, share in enumerate(shares):
         for name, fn in fns.items():
+            if isinstance(fn, list | tuple):
+                fn = fn[r % len(fn)]
             t = timers[name]
             t.samples = share
             s = t.measure(fn)
@@ -82,6 +86,7 @@ def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
                         merged[name].extra[key] = merged[name].extra.get(key, 0) + value
                     else:
                         merged[name].extra[key] = value
+            merged[name].extra["round_sizes"] = shares[: r + 1]
             if r == 0:
                 t.warmup = min(t.warmup, 1)
                 t.inner = s.inner

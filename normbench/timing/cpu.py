@@ -59,17 +59,17 @@ class CpuTimer:
         self.quiet_calls = 2  # consecutive fault-free calls `settle` waits for ...
         self.settle_max = 10  # ... making at most this many calls
 
-    def settle(self, fn: Callable[[], object]) -> int:
-        """Call fn until `self.quiet_calls` calls in a row take no minor page fault (at most settle_max).
+    def settle(self, fn: Callable[[], object], quiet: int = 0) -> int:
+        """Call fn until `self.quiet_calls` calls in a row take no minor page fault (at most settle_max);
+        `quiet`: fault-free calls in a row just made (the warm-up's last ones), which count.
         The first calls after other work find the heap laid out differently and map fresh pages; glibc
         (before 2.38) can also take a few alloc/free cycles of an aligned block before it reuses one
         (fault, none, fault, fault, none, none, ...), hence two quiet calls in a row by default. The timed
         calls should map nothing. Without the allocator policy a large temporary faults on every call and
         waiting cannot help: then nothing is done, and the timed samples record the faults. Returns the
         calls made."""
-        if not keep_allocator_warm()["applied"]:
+        if not keep_allocator_warm()["applied"] or quiet >= self.quiet_calls:
             return 0
-        quiet = 0
         for calls in range(1, self.settle_max + 1):
             before = minor_faults()
             fn()
@@ -113,9 +113,13 @@ class CpuTimer:
 
     def measure(self, fn: Callable[[], object]) -> Samples:
         keep_allocator_warm()
+        quiet = 0  # the warm-up's fault-free calls in a row: they count toward settle's (each round's
+        # warm-up call would otherwise be followed by at least one more call, 2 per round instead of 1)
         for _ in range(self.warmup):
+            before = minor_faults()
             fn()
-        self.settle(fn)
+            quiet = quiet + 1 if minor_faults() == before else 0
+        self.settle(fn, quiet)
         inner = self.inner or self.calibrate(fn)
         times = []
         faults = fault_samples = 0

@@ -35,7 +35,10 @@ per process. What remains is a time-varying disturbance of ops with large tempor
 a chain of out-of-place multiplies): their slow samples coincide with each other (correlation 0.5-0.7
 between them, about 0 with LayerNorm) on a VM whose 32 MiB L3 and memory bandwidth are shared beyond the
 process, so no in-process policy removes it; the floor on each case's timed window (timing/cpu.py,
-min_run_s) is what keeps a median from resting on one disturbed stretch.
+min_run_s) is what keeps a median from resting on one disturbed stretch. Later, at 4096x1024 (16 MiB per
+tensor), a tensor's placement did matter: each input kept its own level for as long as it lived (1160-1340
+us across six inputs); averaging over copies is the opt-in `placements` (benches/_latency/placement.py,
+with why it is not the default).
 """
 
 from __future__ import annotations

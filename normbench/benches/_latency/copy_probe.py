@@ -44,7 +44,7 @@ def copy_probe_key(p: dict, threads: int) -> tuple:
     return (
         "latency-copy-probe",
         *(p[k] for k in ("tokens", "hidden", "dtype", "device", "mode", "cache", "cuda_graph")),
-        *(p[k] for k in ("samples", "warmup", "min_sample_s", "min_run_s")),
+        *(p[k] for k in ("samples", "warmup", "min_sample_s", "min_run_s", "placements")),
         threads,
     )
 

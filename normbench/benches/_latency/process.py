@@ -40,17 +40,21 @@ def process_rows(measured: dict, extra_bytes: int) -> list[dict]:
     return rows
 
 
-def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None) -> int:
+def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None, placed=()) -> int:
     """Bytes of tensors the harness keeps alive while the case is timed, beside the case's own input,
     parameters and gradients: the implementation's outputs kept for the re-check after timing, the
     memoised float64 references, the copy probe's own tensors and the flush buffer (of the cold-cache
-    timer, or `reset`, the one that set the cache state before a warm case)."""
+    timer, or `reset`, the one that set the cache state before a warm case) and the extra placements
+    (`placed`: their input copies and steps, _latency/placement.py). copy_fn may be a list (one per placement)."""
     from normbench.benches._latency.accuracy import memo_bytes
     from normbench.timing.process import tensor_bytes
 
     kept = [acc[0].outputs] if acc is not None else []
-    if copy_fn is not None:
-        kept.append(getattr(copy_fn, "own_tensors", []))
+    for fn in copy_fn if isinstance(copy_fn, list) else [copy_fn]:
+        if fn is not None:
+            kept.append(getattr(fn, "own_tensors", []))
+    copies, steps = placed or ([], [])
+    kept += [*copies, *(getattr(s, "own_tensors", []) for s in steps)]
     flush = getattr(timer, "between", None) or getattr(timer, "flush", None)  # CPU or CUDA cold cache
     for buffer in (flush, reset):
         if buffer is not None and hasattr(buffer, "buf"):
