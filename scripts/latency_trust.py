@@ -114,12 +114,12 @@ def grid_suite(cases, *, preset: str = "full", name: str = "grid") -> str:
     return "\n".join(lines)
 
 
-def run_normbench(suite_text: str, workdir: Path) -> tuple[float, dict]:
+def run_normbench(suite_text: str, workdir: Path, extra_env: dict | None = None) -> tuple[float, dict]:
     """(wall seconds of `normbench run`, {(norm:impl, hidden, mode): median time}) in a fresh process."""
     suite = workdir / f"suite-{time.monotonic_ns()}.toml"
     suite.write_text(suite_text)
     results = workdir / f"results-{time.monotonic_ns()}"
-    env = dict(os.environ, NORMBENCH_RESULTS=str(results), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, NORMBENCH_RESULTS=str(results), PYTHONPATH=str(ROOT), **(extra_env or {}))
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "normbench", "run", str(suite), "--quiet"],

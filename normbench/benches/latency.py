@@ -191,7 +191,7 @@ class Latency(Bench):
         probe_key = copy_probe_key(p, ctx.threads)
         reused = ctx.memo.get(probe_key) if p["copy_probe"] and p["copy_reuse"] else None
         if p["copy_probe"] and reused is None:
-            fns["copy"] = [copy_step(xi, p["mode"]) for xi in copies]
+            fns["copy"] = [copy_step(xi, p["mode"], dy=dy) for xi in copies]
         # A defined state before timing: the accuracy check's temporaries are freed by reference counting as
         # it returns (their memory stays with the allocator, see timing/process.py); a young-generation
         # collection frees recent reference cycles. A full collection would cost ~0.25 s per case once torch

@@ -86,10 +86,11 @@ def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
                         merged[name].extra[key] = merged[name].extra.get(key, 0) + value
                     else:
                         merged[name].extra[key] = value
-            merged[name].extra["round_sizes"] = shares[: r + 1]
             if r == 0:
                 t.warmup = min(t.warmup, 1)
                 t.inner = s.inner
                 if hasattr(t, "quiet_calls"):  # the heap has settled in round 0: a short check will do
                     t.quiet_calls, t.settle_max = 1, 3
+    for samples in merged.values():
+        samples.extra["round_sizes"] = shares
     return merged

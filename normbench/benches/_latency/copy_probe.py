@@ -49,12 +49,12 @@ def copy_probe_key(p: dict, threads: int) -> tuple:
     )
 
 
-def copy_step(x, mode: str):
+def copy_step(x, mode: str, dy=None):
     """The copy probe's call: identity.copy (x.clone()) on the case's own tensor, in the case's mode. It is
     timed in the same case, interleaved with the norm (timing.measure_interleaved), by the same timer: same
-    size, device, cache state and machine load."""
+    size, device, cache state and machine load. dy: the upstream gradient's values in fwd+bwd (make_step)."""
     from normbench.benches._tensors import make_step
     from normbench.norms import get_norm
 
     built = get_norm("identity").build("copy", x.shape[-1], eps=0.0, dtype=x.dtype, device=x.device)
-    return make_step(built, x, mode)[0]
+    return make_step(built, x, mode, dy=dy)[0]
