@@ -54,7 +54,7 @@ def verdict_line(result: Comparison, *, allow_incomparable: bool = False) -> str
     n_reg, n_x = c["+"] + c["!"], c["x"]
     code = exit_code(result, allow_incomparable=allow_incomparable)
     if code == REGRESSION:
-        head = f"REGRESSION: {n_reg} regression(s)"
+        head = f"REGRESSION: {n_reg} regression(s)" + (f", {n_x} not comparable" if n_x else "")
     elif code == INCONCLUSIVE:
         why = [f"{n_x} not comparable"] if n_x else []
         why += result.undetectable

@@ -140,7 +140,7 @@ def command(
             title, comparison_table(rows, only_changed=only_changed), [summary_line(rows), *result.notes]
         )
         out.print(verdict, markup=False)
-        out.print(render([table], fmt), markup=False, end="")
+        out.print(render([table], fmt), markup=False)
     code = exit_code(result, allow_incomparable=allow_incomparable)
     if code:
         err.print(verdict.split(";")[0], markup=False)
