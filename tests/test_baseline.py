@@ -110,3 +110,18 @@ def test_unknown_action_and_missing_run(dirs):
         _cli("baseline", "save", "nope", "-r", str(results), "--baselines", str(baselines))
     )
     assert not baselines.exists()
+
+
+def test_any_machine_falls_back_to_another_machines_baseline(dirs):
+    """A hosted runner with a new CPU: its timings cannot compare, but its deterministic values still do."""
+    results, baselines = dirs
+    store_run(results, "a", latency={"module": 1e-5})
+    assert _cli("baseline", "save", "a", "-r", str(results), "--baselines", str(baselines)).exit_code == 0
+    store_run(results, "b", env={**ENV, "cpu": "Intel Xeon"}, latency={"module": 1e-5})
+    args = ["compare", "--baseline", "b", "-r", str(results), "--baselines", str(baselines), "-f", "json"]
+    assert "no baseline of suite 'gate'" in _one_error(_cli(*args))
+    result = _cli(*args, "--any-machine")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 3 and "another machine than this run's" in result.stderr
+    assert data["counts"]["="] == 4 and [x["metric"] for x in data["not_compared"]] == ["time"]
+    assert "environment differs: cpu: AMD EPYC 7763 -> Intel Xeon" in data["not_compared"][0]["reason"]

@@ -44,6 +44,14 @@ def command(
         Path | None,
         typer.Option("--baselines", help="Baselines folder (default $NORMBENCH_BASELINES or ./baselines)."),
     ] = None,
+    any_machine: Annotated[
+        bool,
+        typer.Option(
+            "--any-machine",
+            help="With --baseline: when this machine has none, use the suite's newest baseline from another "
+            "machine (its timings are then x; deterministic metrics compare).",
+        ),
+    ] = False,
     factor: Annotated[float, typer.Option(help="Ratio of medians that counts as a change.", min=1.0)] = 1.1,
     alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.002,
     only_changed: Annotated[bool, typer.Option("--only-changed", help="Hide unchanged cases.")] = False,
@@ -94,7 +102,7 @@ def command(
         raise NormbenchError(f"--format {fmt!r}: one of github, plain, md, csv, json")
     import pandas as pd
 
-    base_runs, new_runs, base_name = _open_runs(base, new, baseline, baselines, results)
+    base_runs, new_runs, base_name = _open_runs(base, new, baseline, baselines, results, any_machine)
     new_name = ",".join(s.run_id for s in new_runs)
     opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []), allow_load=allow_load)
     base_frame = pd.concat([s.read() for s in base_runs], ignore_index=True)
@@ -147,7 +155,7 @@ def command(
         raise typer.Exit(code)
 
 
-def _open_runs(base, new, baseline: bool, baselines: Path | None, results: Path):
+def _open_runs(base, new, baseline: bool, baselines: Path | None, results: Path, any_machine: bool):
     """(base stores, new stores, the base's name): two run lists, or the new run and its saved baseline."""
     from normbench.results import baselines as saved
     from normbench.results.store import RunStore
@@ -167,8 +175,13 @@ def _open_runs(base, new, baseline: bool, baselines: Path | None, results: Path)
         baselines or saved.BASELINES_DIR,
         new_runs[0].manifest.get("env", {}),
         new_runs[0].manifest.get("suite"),
+        any_machine=any_machine,
     )
-    err.print(f"baseline: {found.run_id} (machine {found.fingerprint}, suite {found.suite})", markup=False)
+    mine = saved.machine_fingerprint(new_runs[0].manifest.get("env", {}))
+    where = "" if found.fingerprint == mine else f"; another machine than this run's {mine}"
+    err.print(
+        f"baseline: {found.run_id} (machine {found.fingerprint}, suite {found.suite}{where})", markup=False
+    )
     return [found.store], new_runs, f"baseline {found.run_id}"
 
 

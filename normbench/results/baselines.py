@@ -96,21 +96,27 @@ def save(store: RunStore, baselines_dir: Path) -> Baseline:
     return Baseline(fp, suite, RunStore.open(target, store.run_id))
 
 
-def find(baselines_dir: Path, env: dict, suite: str | None) -> Baseline:
-    """This machine's baseline of `suite` (env: the new run's manifest env), or a one-line error that names
-    the fingerprint looked for and the baselines there are."""
+def find(baselines_dir: Path, env: dict, suite: str | None, *, any_machine: bool = False) -> Baseline:
+    """This machine's baseline of `suite` (env: the new run's manifest env), or with `any_machine` and none
+    here the newest one of that suite saved on another machine (its timings are then not comparable; its
+    deterministic values are). Else a one-line error that names the fingerprint looked for and what is there."""
     fp = machine_fingerprint(env)
     folder = Path(baselines_dir) / fp / suite_folder(suite)
     runs = list_run_ids(folder) if folder.is_dir() else []
-    if not runs:
-        known = ", ".join(f"{b.fingerprint}/{b.suite}" for b in list_baselines(baselines_dir)) or "none"
-        raise NormbenchError(
-            printable(
-                f"no baseline of suite {suite!r} for machine {fp} in {baselines_dir}/ (baselines there: "
-                f"{known}); `normbench baseline save RUN` makes one"
+    if runs:
+        baseline = Baseline(fp, suite_folder(suite), RunStore.open(folder, runs[-1]))
+    else:
+        known = list_baselines(baselines_dir)
+        same_suite = [b for b in known if b.suite == suite_folder(suite)]
+        if not (any_machine and same_suite):
+            names = ", ".join(f"{b.fingerprint}/{b.suite}" for b in known) or "none"
+            raise NormbenchError(
+                printable(
+                    f"no baseline of suite {suite!r} for machine {fp} in {baselines_dir}/ (baselines there: "
+                    f"{names}); `normbench baseline save RUN` makes one"
+                )
             )
-        )
-    baseline = Baseline(fp, suite_folder(suite), RunStore.open(folder, runs[-1]))
+        baseline = max(same_suite, key=lambda b: str(b.store.manifest.get("started", "")))
     stored_suite = baseline.store.manifest.get("suite")
     if suite_folder(stored_suite) != suite_folder(suite):
         raise NormbenchError(
