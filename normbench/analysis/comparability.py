@@ -1,8 +1,8 @@
 """Which environment differences make two runs' values incomparable, by metric kind.
 
 Timing metrics (seconds) depend on the machine and what else ran on it: they are compared only when the CPU
-model, core count, torch threads, torch version (and for GPU cases the GPU, CUDA and cuDNN) are the same, and
-neither side's stored 1-minute load average exceeded that run's core count. The hostname never matters: a
+model, core count, torch threads, torch and Python versions (and for GPU cases the GPU, CUDA and cuDNN) are
+the same, and neither side's stored 1-minute load average exceeded that run's core count. The hostname never matters: a
 CI runner has a fresh one every job.
 
 Deterministic metrics (Jacobian errors, losses after fixed-seed training, statistics at initialization)
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-TIMING_FIELDS = ("cpu", "cpu_count", "torch_threads", "torch", "gpu", "cuda", "cudnn")
+# python: the interpreter's per-call overhead is part of a microsecond-scale time
+TIMING_FIELDS = ("cpu", "cpu_count", "torch_threads", "torch", "python", "gpu", "cuda", "cudnn")
 NUMERIC_FIELDS = ("torch", "instruction_set", "gpu", "cuda")
 
 
