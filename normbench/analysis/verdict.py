@@ -8,6 +8,7 @@ Exit codes: 0 every case compared and no regression; 1 at least one regression (
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -30,12 +31,13 @@ def not_compared(rows: list[CompareRow]) -> list[dict]:
 
 
 def _brief(r: CompareRow) -> dict:
+    ratio = r.ratio if r.ratio is not None and math.isfinite(r.ratio) else None  # JSON has no Infinity
     return {
         "mark": r.mark,
         "bench": r.bench,
         "case": r.case,
         "metric": r.metric,
-        "ratio": r.ratio,
+        "ratio": ratio,
         "reason": r.note,
     }
 
