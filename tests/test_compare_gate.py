@@ -151,3 +151,21 @@ def test_two_runs_with_nothing_in_common_are_bad_input(tmp_path):
     assert result.exit_code == 2
     (line,) = [s for s in result.stderr.splitlines() if s.startswith("error:")]
     assert "no case in common" in line and "'gate'" in line and "'other'" in line
+
+
+def test_every_bench_kind_has_compare_metrics_of_a_declared_kind():
+    """block and init are compared too; timing metrics have no tolerance, deterministic ones have one."""
+    from normbench.benches import all_benches
+
+    benches = all_benches()
+    timing = {"latency": ["time"], "block": ["time"]}
+    deterministic = {
+        "jacobian": ["rel_err"],
+        "stability": ["final_loss"],
+        "init": ["output_change", "ffn_grad_norm_of_mean"],
+    }
+    params = {"dtype": "fp32", "steps": 40, "method": "exact"}
+    for kind, metrics in {**timing, **deterministic}.items():
+        assert list(benches[kind].compare_metrics) == metrics
+        tolerances = [benches[kind].compare_tolerance(m, params) for m in metrics]
+        assert all((t is None) == (kind in timing) for t in tolerances), kind
