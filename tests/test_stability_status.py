@@ -46,7 +46,7 @@ def test_non_finite_stuck_ok_and_no_verdict():
 # One fixed case on the generated corpus: any change in the corpus bytes, the model, the init order or the
 # loop moves these values far beyond the tolerance. Recorded on an AMD EPYC (AVX-512) with torch 2.13.0+cpu,
 # one thread, under Python 3.11; an Intel Xeon ends one fp32 ulp away (another oneDNN/MKL kernel path), so
-# the reference is compared within normbench.analysis.tolerance's training tolerance, as `compare` does
+# the reference is compared within normbench.core.tolerance's training tolerance, as `compare` does
 # across machines. The corpus half is checked under 3.12/3.13 in test_corpus.py.
 FIXED_CASE = """
 name = "fixed"
@@ -92,7 +92,7 @@ def _fixed_case_values(text: str = FIXED_CASE) -> dict[str, float]:
 
 
 def test_fixed_seed_case_is_bit_identical_on_one_machine_and_close_to_the_stored_reference():
-    from normbench.analysis.tolerance import training_tolerance
+    from normbench.core.tolerance import training_tolerance
 
     got = _fixed_case_values()
     again = _fixed_case_values()
@@ -106,7 +106,7 @@ def test_fixed_seed_case_is_bit_identical_on_one_machine_and_close_to_the_stored
 def test_the_reference_tolerance_tells_another_seed_apart():
     """The tolerance is no blanket: seed 8 lands outside it on every value the reference holds but the
     corpus's unigram loss (which does not depend on the seed)."""
-    from normbench.analysis.tolerance import training_tolerance
+    from normbench.core.tolerance import training_tolerance
 
     other = _fixed_case_values(FIXED_CASE.replace("seed = 7", "seed = 8"))
     tol = training_tolerance(steps=40)

@@ -10,7 +10,7 @@ are the same bits on one machine, whatever its load or name. Only what changes t
 the torch version (other kernels), the CPU instruction set (AVX-512 vs AVX2 kernel paths round
 differently), the GPU and CUDA version, the dtype (part of every case's parameters, so cases of different
 dtypes never meet) and the training data (its SHA-256, checked per case). When the arithmetic may differ,
-values within the metric's cross-machine tolerance (analysis/tolerance.py) are still equal; beyond it a
+values within the metric's cross-machine tolerance (core/tolerance.py) are still equal; beyond it a
 platform change cannot be told from a code change, and the case is not comparable."""
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from normbench.core.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
-    from normbench.analysis.tolerance import Tolerance
     from normbench.core.case import Case
     from normbench.core.tables import ReportOptions, Table
+    from normbench.core.tolerance import Tolerance
 
 
 @dataclass
@@ -65,7 +65,7 @@ class Bench:
 
     def compare_tolerance(self, metric: str, params: dict[str, Any]) -> Tolerance | None:
         """None for a timing metric (compared only on the same machine, unloaded: analysis/comparability.py).
-        A deterministic metric returns how far two machines may put its values apart (analysis/tolerance.py):
+        A deterministic metric returns how far two machines may put its values apart (core/tolerance.py):
         within it `compare` calls them equal, whatever the load or the hostname."""
         return None
 

@@ -45,7 +45,7 @@ class Init(LMBench):
     def compare_tolerance(self, metric, params):
         # fp32 forward and backward passes; the output change is a difference of two forward passes at a 1%
         # perturbation, squared: it keeps ~2 fewer digits than the passes themselves (1024 ulps ~ 1.2e-4)
-        from normbench.analysis.tolerance import ulps_tolerance
+        from normbench.core.tolerance import ulps_tolerance
 
         return ulps_tolerance(1024 if metric == "output_change" else 64, "fp32")
 

@@ -55,7 +55,7 @@ class Jacobian(Bench):
         """rel_err is already relative: an absolute tolerance of 64 ulps of the case's dtype (an SVD's
         σ_max is backward stable, a few ulps times a slowly growing factor of the size); matrix_free (or
         auto, which may choose it) converges only to its own tol, and CLOSED_FORM_TOL allows it 10·tol."""
-        from normbench.analysis.tolerance import Tolerance, ulps_tolerance
+        from normbench.core.tolerance import Tolerance, ulps_tolerance
 
         exact = ulps_tolerance(64, params.get("dtype", "fp64"), relative=False)
         if params.get("method") == "exact":

@@ -37,7 +37,7 @@ class Stability(LMBench):
 
     def compare_tolerance(self, metric, params):
         # fp32 training: a last-bit difference between CPUs is carried forward by every optimizer step
-        from normbench.analysis.tolerance import training_tolerance
+        from normbench.core.tolerance import training_tolerance
 
         return training_tolerance(params.get("steps") or 1)
 
