@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
+from normbench.analysis.noise import run_medians, run_to_run_noise, z_score
 
 MARKS = {
     "+": "worse",
@@ -78,6 +79,7 @@ class Comparison:
 def compare_frames(
     base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict, opts: CompareOptions
 ) -> Comparison:
+    from normbench.analysis.case_rows import status_rows, uncovered_rows  # they build CompareRows
     from normbench.benches import all_benches
 
     benches = all_benches()
@@ -92,7 +94,7 @@ def compare_frames(
         b, n = base[base["bench"] == kind], new[new["bench"] == kind]
         rows: list[CompareRow] = []
         if bench is not None:
-            rows.extend(_status_rows(kind, b, n, bench))
+            rows.extend(status_rows(kind, b, n, bench))
             for metric, direction in bench.compare_metrics.items():
                 metric_rows, noise = _metric_rows(kind, metric, direction, b, n, bench, opts, envs)
                 rows.extend(metric_rows)
@@ -103,7 +105,7 @@ def compare_frames(
                             f"{kind}/{metric}: the noise floor {noise.floor:.2f}x is above --factor "
                             f"{opts.factor:g}"
                         )
-        rows.extend(_uncovered_rows(kind, b, n, bench, rows))
+        rows.extend(uncovered_rows(kind, b, n, bench, rows))
         result.rows.extend(rows)
     return result
 
@@ -194,16 +196,16 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, envs: Envs):
             pooled = "/".join(bench.compare_pool)  # values pooled over seeds: show their spread
             spread = f"sd over {pooled}: {pd.Series(a).std():.3g} -> {pd.Series(b).std():.3g} (n={len(a)}, {len(b)})"
             row.note = _join(row.note, spread)
-        judged.append((row, _run_medians(gb[key], direction), _run_medians(gn[key], direction), tolerance))
+        judged.append((row, run_medians(gb[key], direction), run_medians(gn[key], direction), tolerance))
     timed = [(r, rb, rn) for r, rb, rn, tol in judged if tol is None]
-    noise = _run_to_run_noise(timed, kind, metric, opts)
+    noise = run_to_run_noise(timed, kind, metric, opts.alpha)
     lower_is_better = direction.startswith("lower")
     for row, runs_b, runs_n, tolerance in judged:
         worse = row.ratio > opts.factor if lower_is_better else row.ratio < 1 / opts.factor
         better = row.ratio < 1 / opts.factor if lower_is_better else row.ratio > opts.factor
         significant = row.p is None or row.p < opts.alpha
         if tolerance is None and significant and noise and 0 < row.ratio < float("inf"):
-            bound = noise.sigma * math.sqrt(1 / len(runs_b) + 1 / len(runs_n)) * _z(opts.alpha)
+            bound = noise.sigma * math.sqrt(1 / len(runs_b) + 1 / len(runs_n)) * z_score(opts.alpha)
             if abs(math.log(row.ratio)) <= bound:
                 significant = False
                 row.note = f"within run-to-run noise (|log ratio| ≤ {bound:.2f})"
@@ -262,62 +264,6 @@ def _short(hashes: frozenset) -> str:
     return ",".join(sorted(h[:12] for h in hashes)) or "none"
 
 
-def _z(alpha: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.isf(alpha / 2))
-
-
-def _run_medians(group: pd.DataFrame, direction: str) -> list[float]:
-    """One median per run (several run ids may be given per side)."""
-    values = group.assign(value=group["value"].abs()) if direction.endswith("_abs") else group
-    raw = values[values["sample"].notna()]
-    return [float(v) for v in (raw if not raw.empty else values).groupby("run_id")["value"].median()]
-
-
-@dataclass
-class Noise:
-    sigma: float  # the spread of one run's median, in log units
-    floor: float  # the smallest ratio that can be told from it with the runs given
-    note: str
-
-
-def _run_to_run_noise(judged, kind: str, metric: str, opts: CompareOptions) -> Noise | None:
-    """The spread of one run's median around another's, in log units (σ of a single run).
-
-    Samples inside one run share that process's state (memory placement, frequency, a neighbour's burst), so
-    the Mann-Whitney test alone calls run-to-run noise significant. With several runs per side, σ is the
-    pooled spread of their medians. With one run per side it is estimated from all the cases at once, most of
-    which did not change (an empirical null: 1.4826·MAD of the log ratios / √2). Fewer than 8 cases: no gate."""
-    import numpy as np
-
-    usable = [(r, b, n) for r, b, n in judged if r.ratio and 0 < r.ratio < float("inf")]
-    multi = [
-        np.std(np.log(b), ddof=1) ** 2 + np.std(np.log(n), ddof=1) ** 2
-        for _, b, n in usable
-        if len(b) >= 2 and len(n) >= 2 and min(b + n) > 0
-    ]
-    if len(multi) >= 8:
-        sigma, how = float(np.sqrt(np.mean(multi) / 2)), "pooled variance of the run medians given per side"
-    elif len(usable) >= 8:
-        logs = np.log([r.ratio for r, _, _ in usable])
-        sigma = float(1.4826 * np.median(np.abs(logs - np.median(logs))) / np.sqrt(2))
-        how = f"1.4826·MAD of the log ratios of {len(usable)} cases (most assumed unchanged)"
-    else:
-        return None
-    if sigma == 0:
-        return None
-    nb, nn = (int(np.median([len(x[i]) for x in usable])) for i in (1, 2))
-    floor = math.exp(sigma * math.sqrt(1 / nb + 1 / nn) * _z(opts.alpha))
-    note = (
-        f"{kind}/{metric}: run-to-run noise σ = {sigma:.1%} per run ({how}); with {nb} vs {nn} run(s), "
-        f"changes below {floor:.2f}× cannot be told from it"
-    )
-    if nb == 1 or nn == 1:
-        note += "; pass several runs per side (A,B,C) to see smaller ones"
-    return Noise(sigma, floor, note)
-
-
 def _values(group: pd.DataFrame) -> list[float]:
     """Raw samples when the metric has them (sample index set), else one value per pooled case, in a fixed
     order (case, sample, step, layer, ...) so that deterministic values pair up value by value."""
@@ -325,57 +271,3 @@ def _values(group: pd.DataFrame) -> list[float]:
     chosen = raw if not raw.empty else group
     order = [c for c in ORDER_COLUMNS if c in chosen]
     return [float(v) for v in chosen.sort_values(order, na_position="first")["value"]]
-
-
-def _status_rows(kind, base, new, bench) -> list[CompareRow]:
-    """Per case: a status that got worse is a regression whatever the numbers say."""
-    sb = base.drop_duplicates("case_id").set_index("case_id")
-    sn = new.drop_duplicates("case_id").set_index("case_id")
-    out = []
-    varying = varying_params(pd.concat([sb["params"], sn["params"]]))
-    for case_id in sorted(set(sb.index) & set(sn.index)):
-        old, now = sb.loc[case_id, "status"], sn.loc[case_id, "status"]
-        if old == now:
-            continue
-        label = _label(sn.loc[case_id], bench, varying)
-        reason = sn.loc[case_id, "error"]
-        note = f"{old} -> {now}" + (f": {reason}" if isinstance(reason, str) and reason else "")
-        if old in NOT_RUN or now in NOT_RUN:
-            mark = "x"
-        else:
-            mark = "!" if old == "ok" else ("-" if now == "ok" else "x")
-        out.append(CompareRow(mark, kind, label, "status", note=note, case_ids=frozenset([case_id])))
-    return out
-
-
-def _label(row, bench, varying) -> str:
-    params = json.loads(row["params"])
-    if bench is None:
-        return f"{row['norm']}:{row['impl']} " + " ".join(f"{k}={v}" for k, v in params.items())
-    return describe_case(row["norm"], row["impl"], params, bench, varying)
-
-
-def _uncovered_rows(kind, base, new, bench, rows: list[CompareRow]) -> list[CompareRow]:
-    """The cases no metric or status row speaks for: compared by their status when both runs have them
-    (a case unavailable in both, or one whose bench stores no compare metric), else `x`."""
-    covered = frozenset().union(*(r.case_ids for r in rows))
-    sb = base.drop_duplicates("case_id").set_index("case_id")
-    sn = new.drop_duplicates("case_id").set_index("case_id")
-    varying = varying_params(pd.concat([sb["params"], sn["params"]]))
-    out = []
-    for case_id in sorted((set(sb.index) | set(sn.index)) - covered):
-        side = sn if case_id in sn.index else sb
-        label = _label(side.loc[case_id], bench, varying)
-        ids = frozenset([case_id])
-        if case_id not in sb.index or case_id not in sn.index:
-            note = "only in " + ("new" if case_id in sn.index else "base")
-            out.append(CompareRow("x", kind, label, "status", note=note, case_ids=ids))
-        elif bench is None:
-            note = f"bench kind {kind!r} is not registered here (a plugin not loaded?)"
-            out.append(CompareRow("x", kind, label, "status", note=note, case_ids=ids))
-        else:
-            status = sb.loc[case_id, "status"]
-            what = ", ".join(bench.compare_metrics) or "no compare metric"
-            note = f"{status} in both runs; no values of {what}: status compared"
-            out.append(CompareRow("=", kind, label, "status", note=note, case_ids=ids))
-    return out
