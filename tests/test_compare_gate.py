@@ -169,3 +169,14 @@ def test_every_bench_kind_has_compare_metrics_of_a_declared_kind():
         assert list(benches[kind].compare_metrics) == metrics
         tolerances = [benches[kind].compare_tolerance(m, params) for m in metrics]
         assert all((t is None) == (kind in timing) for t in tolerances), kind
+
+
+def test_a_deterministic_change_is_judged_by_the_factor_not_a_test_on_paired_values(tmp_path):
+    """Four seeded inputs per case: a Mann-Whitney test on 4 vs 4 values can never reach p < 0.002, but
+    these are the same inputs value for value, with no sampling noise; beyond tolerance and factor, it is +."""
+    four = [2e-16, 1e-16, 3e-16, 2e-16]
+    store_run(tmp_path, "base", rel_err={("layernorm", 0.0): four})
+    store_run(tmp_path, "new", rel_err={("layernorm", 0.0): [v + 1e-6 for v in four]})
+    data = _json(_compare(tmp_path, "--format", "json"))
+    (regression,) = data["regressions"]
+    assert "mean=0.0" in regression["case"] and "deterministic: factor only" in regression["reason"]

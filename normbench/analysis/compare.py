@@ -184,17 +184,23 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, envs: Envs):
         elif reason := _timing_not_comparable(gb[key], gn[key], envs):
             row.mark, row.note = "x", reason
             continue
+        pooled = _pooled_over_cases(gb[key], bench) and _pooled_over_cases(gn[key], bench)
         if a == b:
             row.p = 1.0  # identical values: nothing changed
+        elif tolerance is not None and not pooled:
+            # the same seeded inputs on both sides, value for value: no sampling noise to test against
+            row.note = _join(row.note, "deterministic: factor only")
         elif len(a) >= 3 and len(b) >= 3:
             from scipy.stats import mannwhitneyu
 
             row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
         else:
             row.note = _join(row.note, f"n={min(len(a), len(b))}: no test, factor only")
-        if bench.compare_pool and gb[key]["sample"].isna().all() and min(len(a), len(b)) >= 2:
-            pooled = "/".join(bench.compare_pool)  # values pooled over seeds: show their spread
-            spread = f"sd over {pooled}: {pd.Series(a).std():.3g} -> {pd.Series(b).std():.3g} (n={len(a)}, {len(b)})"
+        if pooled:
+            over = "/".join(bench.compare_pool)  # values pooled over seeds: show their spread
+            spread = (
+                f"sd over {over}: {pd.Series(a).std():.3g} -> {pd.Series(b).std():.3g} (n={len(a)}, {len(b)})"
+            )
             row.note = _join(row.note, spread)
         judged.append((row, run_medians(gb[key], direction), run_medians(gn[key], direction), tolerance))
     timed = [(r, rb, rn) for r, rb, rn, tol in judged if tol is None]
@@ -214,6 +220,16 @@ def _metric_rows(kind, metric, direction, base, new, bench, opts, envs: Envs):
         elif tolerance is not None:
             row.mark = "~"  # beyond the tolerance but within the factor: changed, not enough to gate on
     return out, noise
+
+
+def _pooled_over_cases(group: pd.DataFrame, bench) -> bool:
+    """One value per case, several cases (seeds) in the group: a sample of a distribution, which the test
+    compares. Several values of one case (per input, per layer) pair up value for value instead."""
+    return (
+        bool(bench.compare_pool)
+        and group["sample"].isna().all()
+        and group["case_id"].nunique() == len(group) > 1
+    )
 
 
 def _join(note: str, more: str) -> str:
