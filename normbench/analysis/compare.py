@@ -11,8 +11,8 @@ large enough (--factor), and a two-sided Mann-Whitney U test on the raw samples 
 or a side ran above its core count (analysis/comparability.py).
 
 Deterministic metrics (a Tolerance): values within the tolerance are `=`, whatever the load or hostname.
-Beyond it, with the same arithmetic (torch, instruction set, data), the factor and the test above decide;
-with different arithmetic the case is `x`: a platform change cannot be told from a code change.
+Beyond it, with the same arithmetic (torch, instruction set, data), the factor decides (and the test, for
+values pooled over seeds; a case's own values pair up and have no sampling noise); with different arithmetic the case is `x`: a platform change cannot be told from a code change.
 
 Every case of either run is accounted for: one that no metric row covers is compared by its status.
 """
