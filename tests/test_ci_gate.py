@@ -19,9 +19,10 @@ GATE = REPO / "examples" / "ci" / "gate.sh"
 WORKFLOW = REPO / "examples" / "ci" / "normbench.yml"
 
 
-def _gate(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _gate(tmp_path: Path, *args: str, compare_args: str = "") -> subprocess.CompletedProcess:
     env = {
         **os.environ,
+        "NORMBENCH_COMPARE_ARGS": compare_args,
         "NORMBENCH": f"{sys.executable} -m normbench",
         "PYTHON": sys.executable,
         "NORMBENCH_RESULTS": str(tmp_path / "results"),
@@ -60,6 +61,10 @@ def test_the_workflow_steps_gate_on_stored_runs(tmp_path):
     assert more.returncode == 3, more.stdout + more.stderr
     assert "::error title=normbench not compared::jacobian rmsnorm:module" in more.stdout
     assert "only in new" in more.stdout
+    allowed = _gate(tmp_path, "compare", "20260104-more", compare_args="--allow-incomparable --factor 1.5")
+    assert allowed.returncode == 0 and allowed.stdout.startswith(
+        "PASS: no regression (1 not comparable, allowed)"
+    )
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="the gate is a bash script")

@@ -38,13 +38,13 @@ compare) ;;
 esac
 
 mkdir -p "$out"
-"${nb[@]}" compare --baseline "$run" --format json "${extra[@]}" >"$out/comparison.json"
+"${nb[@]}" compare --baseline "$run" --format json ${extra[@]+"${extra[@]}"} >"$out/comparison.json"
 code=$?
 if [ "$code" -eq 2 ]; then # bad input: compare said why on stderr (no baseline for this machine, ...)
     echo "::error title=normbench::compare could not start (exit 2); see the log above"
     exit 2
 fi
-"${nb[@]}" compare --baseline "$run" --format md "${extra[@]}" >"$out/comparison.md" 2>/dev/null
+"${nb[@]}" compare --baseline "$run" --format md ${extra[@]+"${extra[@]}"} >"$out/comparison.md" 2>/dev/null
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     cat "$out/comparison.md" >>"$GITHUB_STEP_SUMMARY"
 fi
