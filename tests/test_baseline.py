@@ -125,3 +125,7 @@ def test_any_machine_falls_back_to_another_machines_baseline(dirs):
     assert result.exit_code == 3 and "another machine than this run's" in result.stderr
     assert data["counts"]["="] == 4 and [x["metric"] for x in data["not_compared"]] == ["time"]
     assert "environment differs: cpu: AMD EPYC 7763 -> Intel Xeon" in data["not_compared"][0]["reason"]
+
+
+def test_cpu_flags_as_a_string_or_a_list_give_one_fingerprint():
+    assert machine_fingerprint({**ENV, "cpu_flags": "avx512f avx2"}) == machine_fingerprint(ENV)

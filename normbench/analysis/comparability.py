@@ -27,8 +27,14 @@ def instruction_set(env: dict, other: dict) -> object:
     before the manifest had them (or compared with one that lacks them) falls back to the CPU model string:
     the same model has the same instruction set."""
     if env.get("cpu_flags") is not None and other.get("cpu_flags") is not None:
-        return tuple(env["cpu_flags"])
+        return _flags(env["cpu_flags"])
     return env.get("cpu")
+
+
+def _flags(value) -> tuple[str, ...]:
+    """A sorted tuple whether the manifest holds a list or one string ("avx2 avx512f" or "avx2,avx512f")."""
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    return tuple(sorted(str(f) for f in items))
 
 
 def _field(env: dict, other: dict, name: str):

@@ -32,7 +32,11 @@ def _slug(text: str, limit: int = 40) -> str:
 
 
 def fingerprint_fields(env: dict) -> dict:
-    return {k: env.get(k) for k in FINGERPRINT_FIELDS}
+    fields = {k: env.get(k) for k in FINGERPRINT_FIELDS}
+    flags = fields["cpu_flags"]  # a list, or one string: the same flags give the same fingerprint
+    if flags is not None:
+        fields["cpu_flags"] = sorted(flags.replace(",", " ").split() if isinstance(flags, str) else flags)
+    return fields
 
 
 def machine_fingerprint(env: dict) -> str:
