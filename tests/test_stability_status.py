@@ -1,6 +1,7 @@
 """Stored statuses from one run's own losses: a blown-up loss is `diverged` with its step (not `stuck`),
 stuck/ok follow the unigram baseline, `judge = false` gives no verdict; and one fixed-seed case on the
-default corpus reproduces a stored reference bit for bit."""
+default corpus is bit-identical run to run on one machine and within the cross-machine tolerance of a stored
+reference on any x86-64 CPU."""
 
 from __future__ import annotations
 
@@ -43,8 +44,10 @@ def test_non_finite_stuck_ok_and_no_verdict():
 
 
 # One fixed case on the generated corpus: any change in the corpus bytes, the model, the init order or the
-# loop changes these bits. Recorded with torch 2.13.0+cpu, one thread, under Python 3.11; the corpus half is
-# checked under 3.12/3.13 in test_corpus.py.
+# loop moves these values far beyond the tolerance. Recorded on an AMD EPYC (AVX-512) with torch 2.13.0+cpu,
+# one thread, under Python 3.11; an Intel Xeon ends one fp32 ulp away (another oneDNN/MKL kernel path), so
+# the reference is compared within normbench.core.tolerance's training tolerance, as `compare` does
+# across machines. The corpus half is checked under 3.12/3.13 in test_corpus.py.
 FIXED_CASE = """
 name = "fixed"
 threads = 1
@@ -72,12 +75,13 @@ REFERENCE = {
 }
 
 
-def test_fixed_seed_case_is_bit_identical_to_the_stored_reference():
+def _fixed_case_values(text: str = FIXED_CASE) -> dict[str, float]:
     import torch
 
     torch.set_num_threads(1)
-    ((rows, status, _),) = [run_one(c, RunContext(threads=1)) for c in expand(parse_suite(FIXED_CASE))]
-    got = {
+    ((rows, status, _),) = [run_one(c, RunContext(threads=1)) for c in expand(parse_suite(text))]
+    assert status == "ok"
+    return {
         "final_loss": next(r["value"] for r in rows if r["metric"] == "final_loss"),
         "unigram_loss": next(r["value"] for r in rows if r["metric"] == "unigram_loss"),
         "model_update@40": next(
@@ -85,8 +89,30 @@ def test_fixed_seed_case_is_bit_identical_to_the_stored_reference():
         ),
         "loss@40": next(r["value"] for r in rows if r["metric"] == "loss" and r["step"] == 40),
     }
-    assert status == "ok"
-    assert {k: v.hex() for k, v in got.items()} == REFERENCE
+
+
+def test_fixed_seed_case_is_bit_identical_on_one_machine_and_close_to_the_stored_reference():
+    from normbench.core.tolerance import training_tolerance
+
+    got = _fixed_case_values()
+    again = _fixed_case_values()
+    assert {k: v.hex() for k, v in again.items()} == {k: v.hex() for k, v in got.items()}  # one machine
+    tol = training_tolerance(steps=40)  # 8 fp32 ulps a step: 3.8e-5 relative
+    reference = {k: float.fromhex(v) for k, v in REFERENCE.items()}
+    far = {k: (got[k], reference[k]) for k in REFERENCE if not tol.close(got[k], reference[k])}
+    assert not far, f"beyond {tol.why}: {far}"
+
+
+def test_the_reference_tolerance_tells_another_seed_apart():
+    """The tolerance is no blanket: seed 8 lands outside it on every value the reference holds but the
+    corpus's unigram loss (which does not depend on the seed)."""
+    from normbench.core.tolerance import training_tolerance
+
+    other = _fixed_case_values(FIXED_CASE.replace("seed = 7", "seed = 8"))
+    tol = training_tolerance(steps=40)
+    reference = {k: float.fromhex(v) for k, v in REFERENCE.items()}
+    assert tol.close(other["unigram_loss"], reference["unigram_loss"])
+    assert not any(tol.close(other[k], reference[k]) for k in ("final_loss", "model_update@40", "loss@40"))
 
 
 def test_lr_1000_is_diverged_end_to_end():

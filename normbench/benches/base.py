@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from normbench.core.case import Case
     from normbench.core.tables import ReportOptions, Table
+    from normbench.core.tolerance import Tolerance
 
 
 @dataclass
@@ -61,6 +62,12 @@ class Bench:
     # sample index) or values pooled over the `compare_pool` parameters (seeds) feed the significance test.
     compare_metrics: ClassVar[dict[str, str]] = {}
     compare_pool: ClassVar[tuple[str, ...]] = ("seed",)
+
+    def compare_tolerance(self, metric: str, params: dict[str, Any]) -> Tolerance | None:
+        """None for a timing metric (compared only on the same machine, unloaded: analysis/comparability.py).
+        A deterministic metric returns how far two machines may put its values apart (core/tolerance.py):
+        within it `compare` calls them equal, whatever the load or the hostname."""
+        return None
 
     def check_case(self, params: dict[str, Any], norm: str | None, impl: str | None) -> list[tuple[str, str]]:
         """Cross-parameter rules for one resolved case: (param key, message) per problem."""

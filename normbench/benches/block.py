@@ -78,6 +78,9 @@ class Block(Bench):
         "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
     )
     uses_norms = False
+    # compare: the block's time per call (raw samples; a timing metric, gated by machine and load)
+    compare_metrics = {"time": "lower"}
+    compare_pool = ()
     # tensor: the folded-vs-unfolded error row; method: how peak_mem was measured; timer: time rows.
     labels = {"tensor": str, "method": str, "timer": str}
     params = {

@@ -37,6 +37,18 @@ class Init(LMBench):
         "the norm's scale invariance"
     )
     labels = {**LMBench.labels, "scale": float}  # scale_grad_ratio: the factor c on the weight
+    # compare: Admin's output change (Liu et al. 2020, Fig. 4: larger = more amplified by the residual
+    # branches, less stable) and Xiong's FFN gradient at init (Theorem 1: large at the last layers of
+    # Post-LN), per layer and site; both deterministic for a seed.
+    compare_metrics = {"output_change": "lower", "ffn_grad_norm_of_mean": "lower"}
+
+    def compare_tolerance(self, metric, params):
+        # fp32 forward and backward passes; the output change is a difference of two forward passes at a 1%
+        # perturbation, squared: it keeps ~2 fewer digits than the passes themselves (1024 ulps ~ 1.2e-4)
+        from normbench.core.tolerance import ulps_tolerance
+
+        return ulps_tolerance(1024 if metric == "output_change" else 64, "fp32")
+
     params = {
         **MODEL_PARAMS,
         "batches": Param(int, 8, minimum=1, help="batches the gradient statistics average over"),

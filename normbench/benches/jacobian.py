@@ -50,6 +50,21 @@ class Jacobian(Bench):
     compare_metrics = {"rel_err": "lower_abs"}
     compare_pool = ()
     labels = {"closed_form_kind": str, "closed_form_regime": str}
+
+    def compare_tolerance(self, metric, params):
+        """rel_err is already relative: an absolute tolerance of 64 ulps of the case's dtype (an SVD's
+        σ_max is backward stable, a few ulps times a slowly growing factor of the size); matrix_free (or
+        auto, which may choose it) converges only to its own tol, and CLOSED_FORM_TOL allows it 10·tol."""
+        from normbench.core.tolerance import Tolerance, ulps_tolerance
+
+        exact = ulps_tolerance(64, params.get("dtype", "fp64"), relative=False)
+        if params.get("method") == "exact":
+            return exact
+        lanczos = 10 * float(params.get("tol", 1e-6))
+        if lanczos <= exact.atol:
+            return exact
+        return Tolerance(atol=lanczos, why=f"10 x the matrix-free tol {params.get('tol', 1e-6):g}, absolute")
+
     params = {
         "d": Param(int, minimum=1, help="normalized dimension (channels for BatchNorm)"),
         "eps": Param(

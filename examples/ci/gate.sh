@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# normbench's regression gate: the shell steps of examples/ci/normbench.yml, runnable on any machine (the
+# tests run them on stored runs). It fails closed: anything but "every case compared, no regression" fails.
+#
+#   gate.sh compare [RUN]   compare RUN (default: latest) with its machine's saved baseline of its suite
+#   gate.sh save [RUN]      keep RUN (default: latest) as that baseline
+#
+# Environment:
+#   NORMBENCH                the command (default: normbench; e.g. "python -m normbench")
+#   NORMBENCH_RESULTS        the results folder (default: results)
+#   NORMBENCH_BASELINES      the baselines folder a CI cache restores and saves (default: baselines)
+#   NORMBENCH_COMPARE_ARGS   extra options for compare, e.g. "--factor 1.5 --allow-incomparable"
+#   NORMBENCH_GATE_OUT       where comparison.md and comparison.json are written (default: .)
+#   GITHUB_STEP_SUMMARY      set by GitHub Actions: the markdown comparison is appended to it
+#   PYTHON                   the interpreter that reads the JSON for ::error:: lines (default: python3)
+#
+# Exit codes are compare's: 0 pass, 1 regression, 2 bad input (no baseline yet, a bad run id), 3 inconclusive
+# (a case not comparable, or run-to-run noise above --factor).
+set -uo pipefail
+
+read -r -a nb <<<"${NORMBENCH:-normbench}"
+read -r -a extra <<<"${NORMBENCH_COMPARE_ARGS:-}"
+export NORMBENCH_RESULTS="${NORMBENCH_RESULTS:-results}"
+export NORMBENCH_BASELINES="${NORMBENCH_BASELINES:-baselines}"
+out="${NORMBENCH_GATE_OUT:-.}"
+action="${1:-}"
+run="${2:-latest}"
+
+case "$action" in
+save)
+    exec "${nb[@]}" baseline save "$run"
+    ;;
+compare) ;;
+*)
+    echo "usage: gate.sh compare|save [RUN]" >&2
+    exit 2
+    ;;
+esac
+
+mkdir -p "$out"
+"${nb[@]}" compare --baseline "$run" --format json ${extra[@]+"${extra[@]}"} >"$out/comparison.json"
+code=$?
+if [ "$code" -eq 2 ]; then # bad input: compare said why on stderr (no baseline for this machine, ...)
+    echo "::error title=normbench::compare could not start (exit 2); see the log above"
+    exit 2
+fi
+"${nb[@]}" compare --baseline "$run" --format md ${extra[@]+"${extra[@]}"} >"$out/comparison.md" 2>/dev/null
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    cat "$out/comparison.md" >>"$GITHUB_STEP_SUMMARY"
+fi
+
+# One ::error:: line per regression, and per case not compared when the gate is inconclusive.
+"${PYTHON:-python3}" - "$out/comparison.json" <<'PY'
+import json
+import sys
+
+
+def escape(text):  # workflow-command escaping: %, CR and LF
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+data = json.load(open(sys.argv[1], encoding="utf-8"))
+print(escape(data["verdict"]))
+for r in data["regressions"]:
+    ratio = "" if r["ratio"] is None else " %.2fx" % r["ratio"]
+    what = "%s %s %s%s: %s" % (r["bench"], r["case"], r["metric"], ratio, r["reason"])
+    print("::error title=normbench regression::" + escape(what))
+if data["exit_code"] == 3:
+    for r in data["not_compared"][:20]:
+        what = "%s %s %s: %s" % (r["bench"], r["case"], r["metric"], r["reason"])
+        print("::error title=normbench not compared::" + escape(what))
+    if len(data["not_compared"]) > 20:
+        more = len(data["not_compared"]) - 20
+        print("::error title=normbench not compared::and %d more (see the summary)" % more)
+    for why in data["undetectable"]:
+        print("::error title=normbench inconclusive::" + escape(why))
+PY
+exit "$code"

@@ -1,0 +1,83 @@
+"""Which environment differences make two runs' values incomparable, by metric kind.
+
+Timing metrics (seconds) depend on the machine and what else ran on it: they are compared only when the CPU
+model, core count, torch threads, torch and Python versions (and for GPU cases the GPU, CUDA and cuDNN) are
+the same, and neither side's stored 1-minute load average exceeded that run's core count. The hostname never matters: a
+CI runner has a fresh one every job.
+
+Deterministic metrics (Jacobian errors, losses after fixed-seed training, statistics at initialization)
+are the same bits on one machine, whatever its load or name. Only what changes the arithmetic can move them:
+the torch version (other kernels), the CPU instruction set (AVX-512 vs AVX2 kernel paths round
+differently), the GPU and CUDA version, the dtype (part of every case's parameters, so cases of different
+dtypes never meet) and the training data (its SHA-256, checked per case). When the arithmetic may differ,
+values within the metric's cross-machine tolerance (core/tolerance.py) are still equal; beyond it a
+platform change cannot be told from a code change, and the case is not comparable."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+# python: the interpreter's per-call overhead is part of a microsecond-scale time
+TIMING_FIELDS = ("cpu", "cpu_count", "torch_threads", "torch", "python", "gpu", "cuda", "cudnn")
+NUMERIC_FIELDS = ("torch", "instruction_set", "gpu", "cuda")
+
+
+def instruction_set(env: dict, other: dict) -> object:
+    """The speed- and rounding-deciding CPU flags (manifest env `cpu_flags`, a sorted list). A run stored
+    before the manifest had them (or compared with one that lacks them) falls back to the CPU model string:
+    the same model has the same instruction set."""
+    if env.get("cpu_flags") is not None and other.get("cpu_flags") is not None:
+        return _flags(env["cpu_flags"])
+    return env.get("cpu")
+
+
+def _flags(value) -> tuple[str, ...]:
+    """A sorted tuple whether the manifest holds a list or one string ("avx2 avx512f" or "avx2,avx512f")."""
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    return tuple(sorted(str(f) for f in items))
+
+
+def _field(env: dict, other: dict, name: str):
+    return instruction_set(env, other) if name == "instruction_set" else env.get(name)
+
+
+def _describe(name: str, a, b) -> str:
+    if name == "instruction_set" and isinstance(a, tuple) and isinstance(b, tuple):
+        gone, added = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+        parts = [f"-{f}" for f in gone] + [f"+{f}" for f in added]
+        return "cpu_flags: " + " ".join(parts)
+    label = "cpu (instruction set)" if name == "instruction_set" else name
+    return f"{label}: {a} -> {b}"
+
+
+def differences(base_env: dict, new_env: dict, fields: tuple[str, ...], allow: set[str]) -> list[str]:
+    """`field: base -> new` for each of `fields` that differs and is not allowed to (--allow-env)."""
+    out = []
+    for name in fields:
+        if name in allow or (name == "instruction_set" and allow & {"cpu_flags", "cpu"}):
+            continue
+        a, b = _field(base_env, new_env, name), _field(new_env, base_env, name)
+        if a != b:
+            out.append(_describe(name, a, b))
+    return out
+
+
+def timing_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[str]:
+    return differences(base_env, new_env, TIMING_FIELDS, allow)
+
+
+def numeric_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[str]:
+    return differences(base_env, new_env, NUMERIC_FIELDS, allow)
+
+
+def busy_cases(frame: pd.DataFrame, env: dict, side: str) -> dict[tuple[str, str], str]:
+    """{(run_id, case_id): why} for the cases whose stored load average exceeded the run's core count."""
+    cores = env.get("cpu_count") or 0
+    load = frame[frame["metric"] == "loadavg_1m"]
+    if not cores or load.empty:
+        return {}
+    over = load[load["value"] > cores]
+    return {
+        (r, c): f"{side} ran with load {v:.1f} above {cores} cores"
+        for r, c, v in zip(over["run_id"], over["case_id"], over["value"], strict=True)
+    }

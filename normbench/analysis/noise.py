@@ -1,0 +1,65 @@
+"""How much one run's median moves from run to run, estimated from the comparison itself: the gate every
+timing change must clear, and the smallest change two runs can tell apart (the noise floor)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+
+def z_score(alpha: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.isf(alpha / 2))
+
+
+def run_medians(group: pd.DataFrame, direction: str) -> list[float]:
+    """One median per run (several run ids may be given per side)."""
+    values = group.assign(value=group["value"].abs()) if direction.endswith("_abs") else group
+    raw = values[values["sample"].notna()]
+    return [float(v) for v in (raw if not raw.empty else values).groupby("run_id")["value"].median()]
+
+
+@dataclass
+class Noise:
+    sigma: float  # the spread of one run's median, in log units
+    floor: float  # the smallest ratio that can be told from it with the runs given
+    note: str
+
+
+def run_to_run_noise(judged, kind: str, metric: str, alpha: float) -> Noise | None:
+    """The spread of one run's median around another's, in log units (σ of a single run).
+
+    Samples inside one run share that process's state (memory placement, frequency, a neighbour's burst), so
+    the Mann-Whitney test alone calls run-to-run noise significant. With several runs per side, σ is the
+    pooled spread of their medians. With one run per side it is estimated from all the cases at once, most of
+    which did not change (an empirical null: 1.4826·MAD of the log ratios / √2). Fewer than 8 cases: no gate."""
+    import numpy as np
+
+    usable = [(r, b, n) for r, b, n in judged if r.ratio and 0 < r.ratio < float("inf")]
+    multi = [
+        np.std(np.log(b), ddof=1) ** 2 + np.std(np.log(n), ddof=1) ** 2
+        for _, b, n in usable
+        if len(b) >= 2 and len(n) >= 2 and min(b + n) > 0
+    ]
+    if len(multi) >= 8:
+        sigma, how = float(np.sqrt(np.mean(multi) / 2)), "pooled variance of the run medians given per side"
+    elif len(usable) >= 8:
+        logs = np.log([r.ratio for r, _, _ in usable])
+        sigma = float(1.4826 * np.median(np.abs(logs - np.median(logs))) / np.sqrt(2))
+        how = f"1.4826·MAD of the log ratios of {len(usable)} cases (most assumed unchanged)"
+    else:
+        return None
+    if sigma == 0:
+        return None
+    nb, nn = (int(np.median([len(x[i]) for x in usable])) for i in (1, 2))
+    floor = math.exp(sigma * math.sqrt(1 / nb + 1 / nn) * z_score(alpha))
+    note = (
+        f"{kind}/{metric}: run-to-run noise σ = {sigma:.1%} per run ({how}); with {nb} vs {nn} run(s), "
+        f"changes below {floor:.2f}× cannot be told from it"
+    )
+    if nb == 1 or nn == 1:
+        note += "; pass several runs per side (A,B,C) to see smaller ones"
+    return Noise(sigma, floor, note)

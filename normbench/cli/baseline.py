@@ -1,0 +1,86 @@
+"""Baselines per machine: `baseline save RUN` keeps a run as this machine's reference for its suite,
+`baseline list` shows the saved ones, `baseline show [RUN]` the machine fingerprint of a run (or of this
+machine) and its baselines. `normbench compare --baseline [NEW]` compares with them. The folder
+(--baselines, $NORMBENCH_BASELINES, default ./baselines) holds <fingerprint>/<suite>/<run_id>/ as plain
+Parquet, for git or a CI cache. See docs/ci.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.core.errors import NormbenchError
+
+NAME = "baseline"
+PANEL = "Results"
+ACTIONS = ("save", "list", "show")
+
+
+@cli_errors
+def command(
+    action: Annotated[str, typer.Argument(help="save RUN | list | show [RUN]", show_default=False)],
+    run: Annotated[
+        str | None, typer.Argument(help="Run id (or 'latest') for save and show.", show_default=False)
+    ] = None,
+    baselines: Annotated[
+        Path | None,
+        typer.Option("--baselines", help="Baselines folder (default $NORMBENCH_BASELINES or ./baselines)."),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="plain | json")] = "plain",
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+) -> None:
+    from normbench.results import baselines as saved
+    from normbench.results.store import RunStore
+
+    if action not in ACTIONS:
+        raise NormbenchError(f"baseline {action!r}: one of {', '.join(ACTIONS)}")
+    if fmt not in ("plain", "json"):
+        raise NormbenchError(f"--format {fmt!r}: one of plain, json")
+    folder = baselines or saved.BASELINES_DIR
+    if action == "save":
+        if run is None:
+            raise NormbenchError("baseline save needs a RUN (a run id or 'latest')")
+        if folder.exists() and not folder.is_dir():
+            raise NormbenchError(f"--baselines {folder}: not a folder")
+        kept = saved.save(RunStore.open(results, run), folder)
+        _say(
+            fmt,
+            kept.describe(),
+            f"saved {kept.run_id} as the {kept.suite} baseline of machine {kept.fingerprint}",
+        )
+        return
+    if action == "list":
+        found = [b.describe() for b in saved.list_baselines(folder)]
+        if fmt == "json":
+            out.print(json.dumps(found, indent=1, default=str), markup=False)
+        elif not found:
+            out.print(f"no baselines in {folder}/", markup=False)
+        for b in found if fmt == "plain" else []:
+            out.print(
+                f"{b['fingerprint']}  {b['suite']}  {b['run_id']}  ({b['cpu']}, torch {b['torch']})",
+                markup=False,
+            )
+        return
+    env = RunStore.open(results, run).manifest.get("env", {}) if run else _this_machine()
+    fp = saved.machine_fingerprint(env)
+    mine = [b.describe() for b in saved.list_baselines(folder) if b.fingerprint == fp]
+    info = {"fingerprint": fp, **saved.fingerprint_fields(env), "baselines": mine}
+    whose = f"run {run}" if run else "this machine"
+    lines = [f"machine fingerprint of {whose}: {fp}"]
+    lines += [f"  {k}: {v}" for k, v in saved.fingerprint_fields(env).items()]
+    lines += [f"  baseline of {b['suite']}: {b['run_id']}" for b in mine] or [f"  no baselines in {folder}/"]
+    _say(fmt, info, "\n".join(lines))
+
+
+def _say(fmt: str, data: dict, text: str) -> None:
+    out.print(json.dumps(data, indent=1, default=str) if fmt == "json" else text, markup=False)
+
+
+def _this_machine() -> dict:
+    from normbench.results.env import fingerprint
+
+    return fingerprint()
