@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test smoke lint bench bench-compare bench-ray gpu-check clean selfcheck selfcheck-bench process-state
+.PHONY: setup test smoke lint bench bench-compare bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench process-state
 
 setup:
 	bash scripts/setup.sh
@@ -22,15 +22,29 @@ lint:
 clean:
 	rm -rf .pytest_cache build *.egg-info
 
-# Micro-benchmarks (pytest-benchmark): every norm at a CI shape and normbench's hot paths. `bench` saves a
-# JSON under .benchmarks/; `bench-compare` fails when a median is more than BENCH_FAIL slower than the
-# last saved run.
+# Micro-benchmarks (pytest-benchmark): every default norm implementation at a CI shape and normbench's hot
+# paths, on one thread (torch, OpenMP and BLAS), warmed up, garbage collector off. `bench` saves a run under
+# $(BENCH_STORAGE) and writes $(BENCH_STORAGE)/bench.json; `bench-compare` compares with the last saved run,
+# writes $(BENCH_STORAGE)/compare.json and prints one line: `bench-compare: OK 0/16 ...` or `FAIL k/16 ...`
+# naming each benchmark whose median is more than BENCH_FAIL slower (exit 1).
 BENCH_FAIL ?= median:25%
+BENCH_STORAGE ?= .benchmarks
+BENCH_MAX_TIME ?= 0.5
+BENCH_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+BENCH_OPTS = -q -m bench tests/test_microbench.py --benchmark-enable --benchmark-storage=$(BENCH_STORAGE) \
+	--benchmark-warmup=on --benchmark-warmup-iterations=200 --benchmark-disable-gc \
+	--benchmark-max-time=$(BENCH_MAX_TIME) --benchmark-columns=median,iqr,rounds
 bench:
-	$(PY) -m pytest -q -m bench tests/test_microbench.py --benchmark-enable --benchmark-autosave --benchmark-columns=median,iqr,rounds
+	$(BENCH_ENV) $(PY) -m pytest $(BENCH_OPTS) --benchmark-autosave --benchmark-json=$(BENCH_STORAGE)/bench.json
 
 bench-compare:
-	$(PY) -m pytest -q -m bench tests/test_microbench.py --benchmark-enable --benchmark-compare --benchmark-compare-fail=$(BENCH_FAIL) --benchmark-columns=median,iqr,rounds
+	$(BENCH_ENV) $(PY) -m pytest $(BENCH_OPTS) --benchmark-compare --benchmark-compare-fail=$(BENCH_FAIL) \
+		--benchmark-json=$(BENCH_STORAGE)/compare.json
+
+# Does bench-compare raise false alarms? BENCH_GATE_PAIRS `bench` + `bench-compare` pairs on unchanged code,
+# then pairs with a planted 3x slowdown (NORMBENCH_BENCH_SLOWDOWN=3). A benchmark, not a test (~5 min).
+bench-gate:
+	$(PY) scripts/bench_gate.py
 
 # On a machine with a GPU: a short GPU suite and the GPU-only tests (exit 2 without CUDA).
 gpu-check:

@@ -10,8 +10,9 @@ __all__ = ["load"]
 def load(runs="latest", results=None):
     """Rows of one or several runs as one pandas DataFrame, with the run's declared column types.
 
-    runs: a run id, "latest", or a list of them (the shards of one sweep combine into one frame).
-    results: the results directory (default: $NORMBENCH_RESULTS, else "results").
+    runs: a run id, "latest", "latest:SUITE" (the newest run of that suite), a run folder's path (a Path, or
+        a string with a "/"), or a list of them (the shards of one sweep combine into one frame).
+    results: the results directory of run ids (default: $NORMBENCH_RESULTS, else "results").
 
     Every row is one measured value (metric, unit, value) with its case's parameters as columns; integer
     parameters are Int64, booleans boolean, and a parameter another bench kind lacks is <NA> in its rows.
@@ -24,9 +25,10 @@ def load(runs="latest", results=None):
     import os
     from pathlib import Path
 
-    from normbench.results.store import read_runs
+    from normbench.results.naming import open_run
+    from normbench.results.store import read_stores
 
-    run_ids = [runs] if isinstance(runs, str) else list(runs)
+    refs = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
     folder = Path(results if results is not None else os.environ.get("NORMBENCH_RESULTS", "results"))
-    frame, _ = read_runs(folder, run_ids)
+    frame, _ = read_stores([open_run(ref, folder) for ref in refs])
     return frame

@@ -125,3 +125,8 @@ def dataset_runs(tmp_path_factory):
     mixed = run_suite(root, "mixed", MIXED)
     latency = run_suite(root, "lat", 'name = "lat"\n' + LATENCY)
     return root / "results", mixed, latency
+
+
+# `make bench-compare`: a regression is one line and exit 1 (hooks in _bench_summary.py, importable alone so a
+# test can load them with `-p _bench_summary`).
+from _bench_summary import pytest_sessionstart, pytest_terminal_summary  # noqa: E402, F401

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -82,6 +83,10 @@ def test_installed_plugin_is_listed_run_and_reported(plugin_site, tmp_path):
     assert normbench(tmp_path, plugin_site, "validate", "plugin.toml").returncode == 0
     ran = normbench(tmp_path, plugin_site, "run", "plugin.toml", "--quiet")
     assert ran.returncode == 0, ran.stderr
+    manifest = json.loads((tmp_path / "results" / ran.stdout.strip() / "manifest.json").read_text())
+    (plugin,) = manifest["env"]["plugins"]  # the distribution whose norm and bench the run imported
+    assert (plugin["name"], plugin["version"]) == ("normbench-scalenorm", "0.1.0")
+    assert {"normbench.norms:scalenorm", "normbench.benches:outstats"} <= set(plugin["registered"])
     report = normbench(tmp_path, plugin_site, "report", "latest")
     assert report.returncode == 0, report.stderr
     assert "scalenorm:module" in report.stdout

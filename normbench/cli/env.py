@@ -15,12 +15,26 @@ PANEL = "Inspect"
 
 @cli_errors
 def command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    from normbench.benches import all_benches
+    from normbench.norms import all_norms
     from normbench.results.env import fingerprint
 
+    all_norms(), all_benches()  # import the plugins a run imports, so `plugins` lists the same
     env = fingerprint()
     if as_json:
-        out.print(json.dumps(env, indent=2), markup=False)
+        typer.echo(json.dumps(env, indent=2))
         return
     width = max(map(len, env))
     for key, value in env.items():
-        out.print(f"{key:<{width}}  {value}", markup=False)
+        out.print(f"{key:<{width}}  {_text(value)}", markup=False)
+
+
+def _text(value) -> str:
+    """A list of words as words; a nested object as compact JSON."""
+    if value == []:
+        return "none"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(value)
+    if isinstance(value, list | dict):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)

@@ -1,6 +1,7 @@
 """Write the rows of one or several runs (shards combined) as one tidy file: every measured value with its
 case's parameters as typed columns, numbers as numbers. Parquet keeps the declared types; csv and jsonl
-hold plain numbers (null = empty in csv)."""
+hold plain numbers (null = empty in csv). gab (github-action-benchmark customSmallerIsBetter) and bmf (Bencher
+Metric Format) hold each timed case's median time per call in ns with its spread."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from normbench.core.errors import NormbenchError
 
 NAME = "export"
 PANEL = "Results"
-FORMATS = ("parquet", "csv", "jsonl")
+FORMATS = ("parquet", "csv", "jsonl", "gab", "bmf")
 
 
 @cli_errors
@@ -28,7 +29,12 @@ def command(
     ] = ...,
     fmt: Annotated[
         str | None,
-        typer.Option("--format", "-f", help="parquet | csv | jsonl (default: from the file's extension)."),
+        typer.Option(
+            "--format",
+            "-f",
+            help="parquet | csv | jsonl (default: from the file's extension) | gab (github-action-benchmark "
+            "customSmallerIsBetter) | bmf (Bencher Metric Format): timed cases, median ns and spread.",
+        ),
     ] = None,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
@@ -42,21 +48,40 @@ def command(
     from normbench.results.store import read_runs
 
     frame, manifests = read_runs(results, runs or ["latest"])
+    note = f"{len(frame)} rows x {frame.shape[1]} columns"
+    if fmt in ("gab", "bmf"):
+        text, note = _service_json(frame, manifests, fmt)
+    else:
+        text = None if fmt == "parquet" else _text(frame, fmt)
     if str(output) == "-":
-        typer.echo(_text(frame, fmt), nl=False)
+        typer.echo(text, nl=False)
+        err.print(f"{note}", markup=False)
         return
     tmp = output.with_name(f".{output.name}.tmp")
     try:
         if fmt == "parquet":
             frame.to_parquet(tmp, index=False)
         else:
-            tmp.write_text(_text(frame, fmt))
+            tmp.write_text(text)
         os.replace(tmp, output)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise NormbenchError(f"{output}: cannot write ({exc.strerror or exc})") from None
     ids = ", ".join(m["run_id"] for m in manifests)
-    err.print(f"wrote {output}: {len(frame)} rows x {frame.shape[1]} columns from {ids}", markup=False)
+    err.print(f"wrote {output}: {note} from {ids}", markup=False)
+
+
+def _service_json(frame, manifests, fmt: str) -> tuple[str, str]:
+    """The gab or bmf JSON text (analysis/ci_exports.py) and what it holds, for the closing line."""
+    import json
+
+    from normbench.analysis import ci_exports
+
+    exported = ci_exports.timings(frame, manifests)
+    data = (
+        ci_exports.to_github_action_benchmark(exported) if fmt == "gab" else ci_exports.to_bencher(exported)
+    )
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n", exported.summary()
 
 
 def _text(frame, fmt: str) -> str:

@@ -29,7 +29,16 @@ def command(
         What | None, typer.Argument(help="What to list (default: norms, benches, suites and plugins).")
     ] = None,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="text, or json (with `runs`: one object per run).")
+    ] = "text",
 ) -> None:
+    if fmt not in ("text", "json"):
+        raise NormbenchError(f"--format {printable(fmt)!r}: text or json")
+    if fmt == "json":
+        if what != What.runs:
+            raise NormbenchError("--format json lists runs: `normbench list runs --format json`")
+        return _runs_json(results)
     chosen = [what] if what else [What.norms, What.benches, What.suites, What.plugins]
     listers = {
         What.norms: _norms,
@@ -120,6 +129,16 @@ def _plugins() -> None:
         out.print(printable(f"  {group:<18} {name:<16} {module:<32} {dist}"), markup=False)
     if env:
         out.print(printable(f"  {ENV_VAR}={env}"), markup=False)
+
+
+def _runs_json(results: Path) -> None:
+    import json
+
+    from normbench.results.naming import run_summaries
+    from normbench.results.paths import check_results_dir
+
+    check_results_dir(results, create=False)
+    typer.echo(json.dumps(run_summaries(results), indent=2))
 
 
 def _runs(results: Path) -> None:

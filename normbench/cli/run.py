@@ -1,5 +1,6 @@
-"""Run a suite and store its results under results/<run_id>/. Exit 0 when every case is ok, 1 when
-some failed, 2 for a bad suite or option, 130 when interrupted (finish with --resume RUN_ID)."""
+"""Run a suite and store its results under results/<run_id>/; the run id is the last line on stdout
+(`RUN=$(normbench run quick --quiet)`). Exit 0 when every case is ok, 1 when some failed, 2 for a bad suite
+or option, 130 when interrupted (finish with --resume RUN_ID)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,16 @@ def command(
     resume: Annotated[
         str | None,
         typer.Option(help="Finish RUN_ID (or 'latest'): run only its cases without a stored result."),
+    ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id", help="Name the new run NAME (a folder name) instead of <time>-<suite>-<random>."
+        ),
+    ] = None,
+    tag: Annotated[
+        str | None,
+        typer.Option(help="Add TAG to the new run's id (<time>-<suite>-TAG-<random>) and manifest."),
     ] = None,
     shard: Annotated[
         str | None, typer.Option(help="i/N: run the i-th of N deterministic slices (SLURM arrays, ...).")
@@ -62,7 +73,9 @@ def command(
 ) -> None:
     from normbench.cli._progress import RunProgress
     from normbench.executors.session import check_executor, plan_run, run_plan
+    from normbench.results.naming import check_new_run_name
 
+    check_new_run_name(results, run_id, tag, resume)
     runner = check_executor(executor, address, jobs)
     plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say)
     if dry_run:
@@ -76,6 +89,8 @@ def command(
         progress=lambda n: RunProgress(n, quiet=quiet),
         quiet=quiet,
         say=_say,
+        run_id=run_id,
+        tag=tag,
     )
     _finish(store, outcome, remaining, results)
 
@@ -101,6 +116,7 @@ def _finish(store, outcome, remaining: int, results: Path) -> None:
         )
     elif remaining:
         _say(f"{remaining} cases left: {resume} finishes them")
+    typer.echo(store.run_id)  # the only line on stdout: what a script captures
     raise typer.Exit(outcome.exit_code)
 
 

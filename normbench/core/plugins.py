@@ -29,6 +29,9 @@ GROUPS = {
 ENV_VAR = "NORMBENCH_PLUGINS"
 
 _loaded: set[str] = set()
+# What the environment fingerprint records: {distribution or module: {name, version, registered}} of every
+# plugin imported in this process.
+_plugin_sources: dict[str, dict] = {}
 
 
 def import_package_modules(package: str) -> None:
@@ -59,6 +62,8 @@ def load_entry_points(group: str) -> None:
                 f"plugin {ep.name!r} ({group} = {ep.value}, from {_dist_name(ep)}) failed to import: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
+        dist = getattr(ep, "dist", None)
+        _record(dist.name if dist else None, dist.version if dist else None, ep.value.split(":")[0], key)
 
 
 def load_env_plugins() -> None:
@@ -72,6 +77,29 @@ def load_env_plugins() -> None:
             raise NormbenchError(
                 f"plugin {name!r} (from {ENV_VAR}) failed to import: {type(exc).__name__}: {exc}"
             ) from exc
+        _record(*_owner(name), name, f"{ENV_VAR}:{name}")
+
+
+def _owner(module: str) -> tuple[str | None, str | None]:
+    """(distribution, version) that installed `module`, or (None, None) for a module on the path only."""
+    from importlib.metadata import packages_distributions, version
+
+    names = packages_distributions().get(module.split(".")[0]) or []
+    return (names[0], version(names[0])) if names else (None, None)
+
+
+def _record(dist: str | None, version: str | None, module: str, registered: str) -> None:
+    entry = _plugin_sources.setdefault(dist or module, {"name": dist or module, "version": version})
+    entry.setdefault("registered", []).append(registered)
+
+
+def loaded_plugins() -> list[dict]:
+    """{name, version, registered} of every plugin distribution (or, for a NORMBENCH_PLUGINS module that no
+    distribution installed, the module with version null) imported in this process: what a run stores."""
+    return [
+        {**e, "registered": sorted(e["registered"])}
+        for e in sorted(_plugin_sources.values(), key=lambda e: e["name"])
+    ]
 
 
 def installed_plugins() -> list[tuple[str, str, str, str]]:

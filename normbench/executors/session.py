@@ -87,7 +87,7 @@ def plan_run(
     return Plan(suite_obj, planned, cases, shard, only, store)
 
 
-def new_manifest(plan: Plan, run_id: str, env: dict, started: str) -> Manifest:
+def new_manifest(plan: Plan, run_id: str, env: dict, started: str, tag: str | None = None) -> Manifest:
     from normbench.benches import get_bench
     from normbench.results.schema import declare_columns
 
@@ -96,6 +96,7 @@ def new_manifest(plan: Plan, run_id: str, env: dict, started: str) -> Manifest:
     return Manifest(
         run_id=run_id,
         suite=s.name,
+        tag=tag,
         suite_source=str(s.source),
         suite_sha256=s.sha256,
         suite_text=s.text,
@@ -121,8 +122,11 @@ def run_plan(
     progress: Callable[[int], object],
     quiet: bool,
     say: Say,
+    run_id: str | None = None,
+    tag: str | None = None,
 ) -> tuple[RunStore, RunOutcome, int]:
-    """Create the run (or reopen the resumed one) and run one session: (store, outcome, cases left)."""
+    """Create the run (or reopen the resumed one) and run one session: (store, outcome, cases left).
+    run_id and tag (checked by results/naming.py) name a new run."""
     import torch
 
     from normbench.results.env import fingerprint
@@ -135,11 +139,11 @@ def run_plan(
     if threads:
         torch.set_num_threads(threads)
     env = fingerprint()
-    now = datetime.now(UTC).isoformat(timespec="seconds")
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")  # orders runs started within one second
     if store is None:
         check_results_dir(results, create=True)
-        run_id = new_run_id(plan.suite.name, plan.shard)
-        store = RunStore.create(results, new_manifest(plan, run_id, env, now).to_dict())
+        run_id = run_id or new_run_id(plan.suite.name, plan.shard, tag)
+        store = RunStore.create(results, new_manifest(plan, run_id, env, now, tag).to_dict())
     # One writer per run folder; under the lock the manifest is read again (another writer may have
     # finished in between) and every part is verified before it counts as done.
     with RunLock(store.path, store.run_id, say=say):

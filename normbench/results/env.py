@@ -105,6 +105,7 @@ def fingerprint() -> dict:
 
     llc, source = cpu_llc_bytes()
     env.update(cpu_llc_mib=round(llc / 2**20, 1), cpu_llc_source=source)
+    env.update(comparability())
     if torch.cuda.is_available():
         from normbench.timing.cuda import device_info
 
@@ -116,7 +117,23 @@ def fingerprint() -> dict:
     return env
 
 
-NODE_FIELDS = ("hostname", "cpu", "cpu_count", "torch", "cuda", "gpu")
+def comparability() -> dict:
+    """What decides whether two runs compare (results/comparability.py); the ci-gate's compare reads
+    cpu_flags. Plugins: those imported so far (a run has imported its suite's norms and benches by now)."""
+    from normbench.core.plugins import loaded_plugins
+    from normbench.results import comparability as c
+
+    return {
+        "cpu_flags": c.cpu_flags(),
+        "cpu_capability": c.cpu_capability(),
+        "ram_gib": c.ram_gib(),
+        "torch_config": c.torch_config(),
+        "threadpools": c.threadpools(),
+        "plugins": loaded_plugins(),
+    }
+
+
+NODE_FIELDS = ("hostname", "cpu", "cpu_count", "cpu_flags", "torch", "cuda", "gpu")
 
 
 def fingerprint_of_node() -> dict:

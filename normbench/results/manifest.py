@@ -19,6 +19,7 @@ from normbench.core.errors import NormbenchError, printable
 class Manifest:
     run_id: str
     suite: str | None = None  # the suite's name
+    tag: str | None = None  # `run --tag`: also part of the run id
     suite_source: str | None = None  # the file it was read from
     suite_sha256: str | None = None  # of its text and every included text
     suite_text: str | None = None  # the text itself: --resume runs this, not the file as it is now
@@ -67,6 +68,7 @@ MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
     "run_id": (str,),
     "schema_version": (int,),
     "suite": (str,),
+    "tag": (str,),
     "suite_source": (str,),
     "suite_sha256": (str,),
     "suite_text": (str,),

@@ -23,10 +23,12 @@ from normbench.results.verify import part_problem, rows_problem
 DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
 
 
-def new_run_id(suite_name: str, shard: tuple[int, int] | None = None) -> str:
+def new_run_id(suite_name: str, shard: tuple[int, int] | None = None, tag: str | None = None) -> str:
+    """<UTC time>-<suite>[-shard<i>of<N>][-<tag>]-<random>; the tag is checked by results/naming.py."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", suite_name).strip("-.")[:40].strip("-.") or "suite"
     suffix = f"-shard{shard[0]}of{shard[1]}" if shard else ""
+    suffix += f"-{tag}" if tag else ""
     return f"{stamp}-{slug}{suffix}-{os.urandom(2).hex()}"
 
 
@@ -66,8 +68,9 @@ class RunStore:
         results_dir = Path(results_dir)
         if results_dir.exists() and not results_dir.is_dir():
             raise NormbenchError(f"--results {results_dir}: not a folder")
-        if run_id == "latest":
-            run_id = latest_run_id(results_dir)
+        from normbench.results.naming import resolve_run_ref
+
+        run_id = resolve_run_ref(results_dir, run_id)  # latest, latest:SUITE
         path = results_dir / check_run_id(run_id)
         manifest_path = path / "manifest.json"
         if not manifest_path.is_file():
@@ -275,8 +278,12 @@ def latest_run_id(results_dir: Path) -> str:
 def read_runs(results_dir: Path, run_ids: list[str]):
     """Rows of several runs (shards of one sweep, say) as one DataFrame, and their manifests. Runs of
     different suites combine by column name (a column one run lacks is null in its rows)."""
+    return read_stores([RunStore.open(results_dir, r) for r in run_ids or ["latest"]])
+
+
+def read_stores(stores: list[RunStore]):
+    """The rows of opened runs as one DataFrame, and their manifests (see read_runs)."""
     import pyarrow as pa
 
-    stores = [RunStore.open(results_dir, r) for r in run_ids or ["latest"]]
     tables = [s.read_table() for s in stores]
     return to_frame(pa.concat_tables(tables, promote_options="permissive")), [s.manifest for s in stores]

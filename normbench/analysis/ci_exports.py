@@ -1,0 +1,114 @@
+"""A run's timings in the formats two continuous-benchmarking services ingest (`normbench export --format`).
+
+gab: github-action-benchmark with `tool: customSmallerIsBetter`: a JSON list of objects {name, unit, value,
+  range?, extra?} with string range and extra (`BenchmarkResult` in benchmark-action/github-action-benchmark,
+  src/extract.ts); the action reads the number after '±' in range (src/extractRangeInfo.ts) and knows the time
+  units s, ms, us, ns (src/normalizeValueByUnit.ts). An empty list is refused by the action, so by us too.
+bmf: Bencher Metric Format (https://bencher.dev/docs/reference/bencher-metric-format/): an object
+  {benchmark name: {measure slug: {value, lower_value?, upper_value?}}} with numbers; `latency` is Bencher's
+  built-in measure, in nanoseconds; benchmark names are at most 1024 characters.
+
+What is exported: for every case with status ok that has timing rows (the latency and block benches'
+time_median, time_p20, time_p80, time_iqr; benches/latency.py timing_rows), one benchmark named by the case's
+label, its value the median time per call in nanoseconds. Spread: Bencher's lower/upper values are the 20th
+and 80th percentiles of the raw samples; github-action-benchmark's range is ± half the interquartile range
+(the semi-interquartile range). Other metrics (accuracy, Jacobians, losses) have no direction these services
+understand and are left out; `exported` says how many cases were and why the others were not."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from normbench.core.errors import NormbenchError
+
+STATS = ("median", "p20", "p80", "iqr")  # the timing rows read, time_<stat>, in seconds
+NS = 1e9
+MAX_NAME = 1024  # Bencher's limit on a benchmark name
+
+
+@dataclass
+class Timing:
+    name: str
+    run_id: str
+    median_s: float
+    p20_s: float
+    p80_s: float
+    iqr_s: float
+    samples: int
+
+
+@dataclass
+class Exported:
+    timings: list[Timing]
+    left_out: Counter = field(default_factory=Counter)  # reason -> cases
+
+    def summary(self) -> str:
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(self.left_out.items()))
+        return f"timed cases: {len(self.timings)} (median ns and spread)" + (
+            f"; not exported: {why}" if why else ""
+        )
+
+
+def timings(frame, manifests: list[dict]) -> Exported:
+    """The timing of every ok case of the runs, named by its label; a name in two runs is refused."""
+    ids = [m["run_id"] for m in manifests]
+    if len(set(ids)) < len(ids):
+        raise NormbenchError(f"a run given twice ({', '.join(ids)}): each benchmark would appear twice")
+    labels = {(m["run_id"], c["case_id"]): c.get("label") for m in manifests for c in m.get("cases") or []}
+    result = Exported([])
+    seen: dict[str, str] = {}
+    for (run_id, case_id), rows in frame.groupby(["run_id", "case_id"], sort=True):
+        kind = str(rows["bench"].iloc[0])
+        if (rows["status"] != "ok").any():
+            result.left_out[f"{rows['status'].iloc[0]} cases"] += 1
+            continue
+        values = dict(zip(rows["metric"], rows["value"], strict=False))
+        if not all(f"time_{s}" in values for s in STATS):
+            result.left_out[f"{kind} cases (no timing rows)"] += 1
+            continue
+        name = labels.get((run_id, case_id)) or f"{kind} {case_id}"
+        if name in seen:
+            raise NormbenchError(
+                f"case {name!r} is in runs {seen[name]} and {run_id}: export one run (or the shards of one)"
+            )
+        if len(name) > MAX_NAME:
+            raise NormbenchError(f"case {case_id} of {run_id}: label longer than {MAX_NAME} characters")
+        seen[name] = run_id
+        samples = int(((rows["metric"] == "time") & rows["sample"].notna()).sum())
+        stats = {s: float(values[f"time_{s}"]) for s in STATS}
+        result.timings.append(
+            Timing(name, run_id, stats["median"], stats["p20"], stats["p80"], stats["iqr"], samples)
+        )
+    if not result.timings:
+        raise NormbenchError(
+            "nothing to export: no case with status ok has timing rows (latency or block bench)"
+            + (f"; {result.summary().split('; ', 1)[-1]}" if result.left_out else "")
+        )
+    return result
+
+
+def _ns(seconds: float) -> float:
+    return round(seconds * NS, 3)
+
+
+def to_github_action_benchmark(exported: Exported) -> list[dict]:
+    return [
+        {
+            "name": t.name,
+            "unit": "ns",
+            "value": _ns(t.median_s),
+            "range": f"± {_ns(t.iqr_s / 2)}",
+            "extra": f"median of {t.samples} samples; p20 {_ns(t.p20_s)} ns, p80 {_ns(t.p80_s)} ns; run {t.run_id}",
+        }
+        for t in exported.timings
+    ]
+
+
+def to_bencher(exported: Exported) -> dict[str, dict]:
+    return {
+        t.name: {
+            "latency": {"value": _ns(t.median_s), "lower_value": _ns(t.p20_s), "upper_value": _ns(t.p80_s)}
+        }
+        for t in exported.timings
+    }
