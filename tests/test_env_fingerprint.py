@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import make_child_env
 
-from normbench.results import comparability as c
+from normbench.results import machine as c
 
 CONFIG = """PyTorch built with:
   - GCC 13.3

@@ -105,7 +105,7 @@ def fingerprint() -> dict:
 
     llc, source = cpu_llc_bytes()
     env.update(cpu_llc_mib=round(llc / 2**20, 1), cpu_llc_source=source)
-    env.update(comparability())
+    env.update(machine_facts())
     if torch.cuda.is_available():
         from normbench.timing.cuda import device_info
 
@@ -117,11 +117,11 @@ def fingerprint() -> dict:
     return env
 
 
-def comparability() -> dict:
-    """What decides whether two runs compare (results/comparability.py); the ci-gate's compare reads
-    cpu_flags. Plugins: those imported so far (a run has imported its suite's norms and benches by now)."""
+def machine_facts() -> dict:
+    """What decides whether two runs compare (results/machine.py); compare reads cpu_flags
+    (analysis/comparability.py). Plugins: those imported so far (a run has imported its suite's norms and benches by now)."""
     from normbench.core.plugins import loaded_plugins
-    from normbench.results import comparability as c
+    from normbench.results import machine as c
 
     return {
         "cpu_flags": c.cpu_flags(),
