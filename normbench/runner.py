@@ -92,7 +92,8 @@ class _TimeLimit:
 
 
 def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
-    """Run one case; never raises except KeyboardInterrupt. Returns rows, status, error."""
+    """Run one case; never raises except KeyboardInterrupt (SystemExit and any other BaseException a
+    plugin raises make the case failed). Returns rows, status, error."""
     started_unix = time.time()
     start = time.perf_counter()
     try:
@@ -108,7 +109,9 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
         rows, status, error = [], "unavailable", str(exc)
     except KeyboardInterrupt:
         raise
-    except Exception as exc:  # a failing case is a result, not a crash: OOM, unsupported dtype, NaN ...
+    except SystemExit as exc:  # sys.exit() in a plugin's code ends its case, not the run
+        rows, status, error = [], "failed", f"the case called sys.exit({exc.code!r})"
+    except BaseException as exc:  # a failing case is a result, not a crash: OOM, unsupported dtype, NaN ...
         if os.environ.get("NORMBENCH_DEBUG"):
             traceback.print_exc()
         rows, status, error = [], "failed", _one_line(exc)
