@@ -38,6 +38,14 @@ class RunOutcome:
         return 1 if any(self.statuses[s] for s in FAILED_STATUSES) else 0
 
 
+class StopNow(KeyboardInterrupt):
+    """The second Ctrl-C or SIGTERM: stop at once; carries the signal for the exit code (128 + signal)."""
+
+    def __init__(self, signum: int):
+        self.signal = signal.Signals(signum)
+        super().__init__(self.signal.name)
+
+
 class StopAfterCase:
     """First Ctrl-C or SIGTERM (what `timeout`, scancel and SLURM's time limit send): finish the current
     case (or, under a parallel executor, the cases in flight), then stop. A second one: stop now (the case
@@ -57,7 +65,7 @@ class StopAfterCase:
 
     def _handle(self, signum, frame):
         if self.requested:
-            raise KeyboardInterrupt
+            raise StopNow(signum)
         self.requested, self.signal = True, signal.Signals(signum)
         name = "interrupt" if signum == signal.SIGINT else self.signal.name
         self.say(f"{name}: stopping after {self.what} (Ctrl-C again to stop now)")

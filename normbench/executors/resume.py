@@ -34,7 +34,7 @@ def recorded_cases(manifest, cases: list[Case], where: Path, say: Say) -> list[C
     by_id = {c.case_id: c for c in cases}
     missing = [cid for cid in recorded if cid not in by_id]
     if missing:
-        labels = {c["case_id"]: c.get("label", "") for c in manifest.cases}
+        labels = {c["case_id"]: str(c.get("label", "")) for c in manifest.cases}
         raise NormbenchError(printable(drift_message(missing, labels, cases, manifest, where)))
     extra = len(cases) - len(recorded)
     if extra > 0:

@@ -7,6 +7,7 @@ the run's columns) and the selected ones (--only/--shard) are passed along from 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -209,8 +210,8 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
     try:
         with progress(len(todo)) as shown:
             outcome = executor.run(store, todo, ctx, session=session, progress=shown, say=say)
-    except KeyboardInterrupt:  # a second Ctrl-C: the case in flight is lost, every finished one is kept
-        outcome = RunOutcome(interrupted=True)
+    except KeyboardInterrupt as exc:  # a second Ctrl-C: the case in flight is lost, every finished one kept
+        outcome = RunOutcome(interrupted=True, signal=getattr(exc, "signal", signal.SIGINT))
     except BaseException:  # anything else (a SystemExit from library code): never leave `running` behind
         close_session(store, cases, sessions)
         raise
