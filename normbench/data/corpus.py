@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -65,9 +66,10 @@ def corpus_parts(source: str, directory: str = "") -> tuple[list[bytes], dict]:
 
 
 @functools.lru_cache(maxsize=8)
-def read_digest(source: str, directory: str) -> tuple[str | None, str | None]:
+def read_digest(source: str, directory: str, cwd: str = "") -> tuple[str | None, str | None]:
     """(SHA-256 of the corpus, None), or (None, why it cannot be read): the corpus is read once for both
-    the case identity and the suite's validation."""
+    the case identity and the suite's validation. `cwd` keys the memo: a relative corpus_dir read from
+    another folder is another corpus."""
     try:
         parts, _ = corpus_parts(source, directory)
     except CorpusError as exc:
@@ -80,7 +82,7 @@ def data_identity(source: str, directory: str = "") -> str:
     An unreadable directory gets a marker (validation refuses it: corpus_problem)."""
     if source == "text" and not directory:
         return TEXT_SHA256
-    return read_digest(source, directory)[0] or "unreadable"
+    return read_digest(source, directory, os.getcwd())[0] or "unreadable"
 
 
 def corpus_problem(source: str, directory: str = "") -> str | None:
@@ -88,7 +90,7 @@ def corpus_problem(source: str, directory: str = "") -> str | None:
     naming one is refused by `validate`, not failed case by case at run time."""
     if source not in ("text", "stdlib") or (source == "text" and not directory):
         return None
-    return read_digest(source, directory)[1]
+    return read_digest(source, directory, os.getcwd())[1]
 
 
 def byte_corpus(source: str = "text", directory: str = "") -> TokenData:

@@ -23,7 +23,7 @@ class Executor:
         if self.name != "ray":
             yield self
             return
-        from normbench.executors.ray import started_ray
+        from normbench.executors.ray_cluster import started_ray
 
         with started_ray(self.address, self.jobs, cases, threads, say) as gpus:
             self.gpus = gpus

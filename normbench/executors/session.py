@@ -159,12 +159,11 @@ def run_plan(
         torch.set_num_threads(threads)
     env = fingerprint()
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    if store is None:
-        check_results_dir(results, create=True)
     # The executor starts (and Ray checks that every case can be scheduled) before a run folder exists:
     # a cluster that cannot be reached or cannot run a case leaves nothing behind.
     with executor.started(plan.cases, torch.get_num_threads(), say):
         if store is None:
+            check_results_dir(results, create=True)
             run_id = new_run_id(plan.suite.name, plan.shard)
             store = RunStore.create(results, new_manifest(plan, run_id, env, now).to_dict())
         # One writer per run folder; under the lock the manifest is read again (another writer may have

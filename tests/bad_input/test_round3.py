@@ -1,0 +1,400 @@
+"""Hostile and careless use of plugins, implementations, resume after change, the Ray executor and signals
+ends as one clear line (or a failed case), never exit 0 with nothing run, a wrong number stored ok, a hang,
+or a run left `running`: plugins taking built-in names or exiting at import, outputs of the wrong shape,
+sys.exit inside a case, case ids that drifted, an unreachable or too small Ray cluster, --jobs above the
+cores, and signals during Ray's start-up and a second signal mid-run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from conftest import tiny_latency_suite
+
+from normbench.core.errors import NormbenchError
+
+PLUGIN = {"NORMBENCH_PLUGINS": "normbench_careless_plugins"}
+
+
+def _suite(tmp_path: Path, norms: str = '["layernorm:module"]') -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text("threads = 1\n" + tiny_latency_suite(norms=norms))
+    return path
+
+
+# -- 4. a plugin may not silently replace a built-in ----------------------------------------------------
+def test_a_plugin_taking_a_builtin_name_is_refused_unless_allowed_and_recorded(tmp_path, normbench_proc):
+    _suite(tmp_path)
+    refused = normbench_proc("run", "s.toml", "--quiet", extra_env={**PLUGIN, "NB_SHADOW": "1"})
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert (
+        "error: plugin 'normbench_careless_plugins' (from NORMBENCH_PLUGINS) registers norm 'layernorm', "
+        "a name normbench registers: refused" in refused.stderr
+    )
+    assert not (tmp_path / "results").exists()
+
+    allowed = normbench_proc(
+        "run", "s.toml", "--quiet", "--allow-override", extra_env={**PLUGIN, "NB_SHADOW": "1"}
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    (run,) = (tmp_path / "results").iterdir()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["overrides"] == [
+        "norm 'layernorm': normbench's replaced by plugin 'normbench_careless_plugins' (from NORMBENCH_PLUGINS)"
+    ]
+    # resuming without the plugin would finish the run with the real LayerNorm: refused
+    resumed = normbench_proc("run", "--resume", run.name)
+    assert (
+        resumed.returncode == 2 and "cannot resume: plugin overrides differ from the run's" in resumed.stderr
+    )
+
+
+def test_sys_exit_at_a_plugins_import_is_an_error_not_a_green_run(tmp_path, normbench_proc):
+    _suite(tmp_path)
+    done = normbench_proc("run", "s.toml", extra_env={**PLUGIN, "NB_EXIT_AT_IMPORT": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        "plugin 'normbench_careless_plugins' (from NORMBENCH_PLUGINS) called sys.exit(0) while importing"
+        in (done.stderr)
+    )
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_plugin_parsing_argv_at_import_sees_only_its_own_name(tmp_path, normbench_proc):
+    _suite(tmp_path)
+    done = normbench_proc("run", "s.toml", "--quiet", extra_env={**PLUGIN, "NB_ARGPARSE": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        "normbench_careless_plugins: error: the following arguments are required: --checkpoint" in done.stderr
+    )
+    assert "normbench: error" not in done.stderr  # it does not speak as normbench
+    assert "called sys.exit(2) while importing" in done.stderr
+
+
+# -- 5, 6. the implementation contract, and sys.exit inside a case ----------------------------------------
+@pytest.fixture
+def careless_norm():
+    """A norm without a float64 reference whose implementations break the output contract, and one whose
+    build calls sys.exit(0); registered for one test."""
+    from normbench.norms.registry import NORMS, Built, Norm, impl, register_norm
+
+    @register_norm
+    class Careless(Norm):
+        name = "careless"
+
+        @impl("first_row", baseline=True)
+        def first_row(self, hidden, *, eps, dtype, device):
+            return Built(lambda x: x[:1] * 1.0, [])
+
+        @impl("total")
+        def total(self, hidden, *, eps, dtype, device):
+            return Built(lambda x: x.sum(), [])
+
+        @impl("upcast")
+        def upcast(self, hidden, *, eps, dtype, device):
+            return Built(lambda x: x.double(), [])
+
+        @impl("exits")
+        def exits(self, hidden, *, eps, dtype, device):
+            sys.exit(0)
+
+        def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
+            return 2 * tokens * hidden * itemsize
+
+    yield
+    NORMS.remove("careless")
+
+
+def test_wrong_outputs_and_sys_exit_in_a_case_are_failed_cases(careless_norm, tmp_path, cli):
+    from normbench.results.store import read_runs
+
+    suite = _suite(tmp_path, norms='["careless"]')
+    done = cli("run", suite, "--quiet", "--results", tmp_path / "results")
+    assert done.exit_code == 1, done.output
+    frame, (manifest,) = read_runs(tmp_path / "results", ["latest"])
+    errors = frame.drop_duplicates("case_id").set_index("impl")["error"]
+    assert set(frame["status"]) == {"failed"} and manifest["status"] == "complete"
+    assert errors["first_row"] == (
+        "ValueError: the implementation returned a (1, 16) float32 tensor on cpu; an implementation must "
+        "return its input's shape, dtype and device ((8, 16) float32 on cpu)"
+    )
+    assert "returned a () float32 tensor" in errors["total"]
+    assert "returned a (8, 16) float64 tensor" in errors["upcast"]
+    assert errors["exits"] == "the case called sys.exit(0)"
+    assert not (frame["metric"] == "time").any()  # nothing was timed
+
+
+# -- 2. resume keyed on the recorded case ids: data that changed -------------------------------------------
+def _corpus(folder: Path, word: str) -> None:
+    folder.mkdir(exist_ok=True)
+    for i in range(10):
+        (folder / f"f{i}.txt").write_text(f"{word} of text. " * 120)
+
+
+def _stored_stability_run(tmp_path: Path, corpus_dir: str) -> tuple[Path, str]:
+    """A run of one stability case on `corpus_dir`, stored (manifest only) as `run` would create it."""
+    from normbench.executors.session import new_manifest, plan_run
+    from normbench.results.store import RunStore
+
+    text = 'name = "c"\n[[bench]]\nkind = "stability"\nnorms = ["layernorm"]\n[bench.params]\n'
+    (tmp_path / "c.toml").write_text(text + f'depth = 1\nd = 8\nheads = 1\ncorpus_dir = "{corpus_dir}"\n')
+    results = tmp_path / "results"
+    plan = plan_run(str(tmp_path / "c.toml"), results, resume=None, shard=None, only=None, say=print)
+    manifest = new_manifest(plan, "RUN", {}, "2026-12-01T00:00:00+00:00")
+    manifest.sessions = [{"threads": 1}]
+    RunStore.create(results, manifest.to_dict())
+    return results, "RUN"
+
+
+def test_resume_refuses_when_the_text_under_corpus_dir_changed(tmp_path):
+    from normbench.data import corpus
+    from normbench.executors.session import plan_run
+
+    _corpus(tmp_path / "corpus", "words")
+    results, run_id = _stored_stability_run(tmp_path, str(tmp_path / "corpus"))
+    _corpus(tmp_path / "corpus", "other words")
+    corpus.read_digest.cache_clear()
+    with pytest.raises(NormbenchError) as info:
+        plan_run(None, results, resume=run_id, shard=None, only=None, say=print)
+    message = str(info.value)
+    assert "cannot resume: 1 of 1 recorded cases no longer expand to the ids the run recorded" in message
+    assert "same parameters, but what else defines the case changed: now {'data': '" in message
+    assert f"(the text under corpus_dir '{tmp_path / 'corpus'}')" in message
+
+
+def test_resume_from_another_folder_names_the_relative_corpus_dir(tmp_path, monkeypatch):
+    from normbench.executors.session import plan_run
+
+    monkeypatch.chdir(tmp_path)
+    _corpus(tmp_path / "corpus", "words")
+    results, run_id = _stored_stability_run(tmp_path, "corpus")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(NormbenchError) as info:
+        plan_run(None, results, resume=run_id, shard=None, only=None, say=print)
+    assert "bench[0].params.corpus_dir: cannot read the corpus in corpus" in str(info.value)
+
+
+def test_resume_refuses_other_plugin_overrides(tmp_path):
+    from normbench.executors.resume import check_overrides
+    from normbench.results.manifest import Manifest
+
+    with pytest.raises(NormbenchError, match="recorded: norm 'layernorm': x; now: none"):
+        check_overrides(Manifest("RUN", overrides=["norm 'layernorm': x"]), tmp_path)
+    check_overrides(Manifest("RUN"), tmp_path)
+
+
+# -- a session never leaves `running` behind ----------------------------------------------------------------
+class _Failing:
+    name = "local"
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+    def run(self, *args, **kwargs):
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [SystemExit(15), RuntimeError("a bug")])
+def test_an_exception_out_of_the_executor_leaves_the_run_interrupted(tmp_path, exc):
+    from normbench.executors.session import run_session
+    from normbench.results.store import RunStore
+
+    store = RunStore.create(tmp_path, {"run_id": "RUN", "cases": [{"case_id": "abc"}], "sessions": []})
+    case = types.SimpleNamespace(case_id="abc")
+    with pytest.raises(type(exc)):
+        run_session(
+            store, [case], set(), "now", _Failing(exc), lambda n: contextlib.nullcontext(), True, print
+        )
+    manifest = RunStore.open(tmp_path, "RUN").manifest
+    assert manifest["status"] == "interrupted" and "finished" in manifest["sessions"][-1]
+
+
+def test_a_second_sigterm_exits_143_and_leaves_the_run_interrupted(tmp_path):
+    from normbench.executors.session import run_session
+    from normbench.results.store import RunStore
+    from normbench.runner import StopNow
+
+    store = RunStore.create(tmp_path, {"run_id": "RUN", "cases": [{"case_id": "abc"}], "sessions": []})
+    case = types.SimpleNamespace(case_id="abc")
+    failing = _Failing(StopNow(signal.SIGTERM))
+    outcome, remaining = run_session(
+        store, [case], set(), "now", failing, lambda n: contextlib.nullcontext(), True, print
+    )
+    assert outcome.exit_code == 143 and remaining == 1
+    assert RunStore.open(tmp_path, "RUN").manifest["status"] == "interrupted"
+
+
+# -- 7, 9. Ray: what can be checked before Ray starts, and start-up under a fake Ray ---------------------------
+def test_local_jobs_above_the_cores_are_capped_with_a_warning():
+    from normbench.executors.ray_cluster import cap_local_jobs
+
+    said = []
+    cores = os.cpu_count() or 1
+    assert cap_local_jobs(cores + 62, None, said.append) == cores
+    assert said == [
+        f"warning: --jobs {cores + 62} is more than this machine's {cores} cores (each Ray worker is a "
+        f"process of ~350 MB, and cases would compete for the cores); using {cores}"
+    ]
+    assert cap_local_jobs(cores + 62, "auto", said.append) == cores + 62  # a cluster: tasks in flight
+    assert cap_local_jobs(None, None, said.append) is None and len(said) == 1
+
+
+def test_an_unreachable_address_is_refused_at_once_and_creates_nothing(tmp_path, cli):
+    pytest.importorskip("ray")
+    import time
+
+    suite = _suite(tmp_path)
+    start = time.monotonic()
+    done = cli("run", suite, "--executor", "ray", "--address", "127.0.0.1:1", "--results", tmp_path / "r")
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert "error: --address 127.0.0.1:1: cannot reach 127.0.0.1:1 within 10 s (Connection refused)" in (
+        done.stderr
+    )
+    assert time.monotonic() - start < 60 and not (tmp_path / "r").exists()
+
+
+@pytest.fixture(autouse=True)
+def _ray_environment(monkeypatch):
+    """Start-up sets these for a local Ray when missing: restored after each test."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+
+class FakeRay(types.SimpleNamespace):
+    """What the executor calls on `ray` during start-up; `init` may act as Ray's does."""
+
+    def __init__(self, cpus: float = 2.0, gpus: float = 0.0, on_init=None):
+        super().__init__(started=False, shut=False)
+        self.resources = {"CPU": cpus, "GPU": gpus, "normbench_node": 1.0}
+        self.on_init = on_init
+
+    def init(self, **kwargs):
+        self.started = True
+        if self.on_init:
+            self.on_init()
+
+    def is_initialized(self):
+        return self.started
+
+    def shutdown(self):
+        self.shut = True
+
+    def nodes(self):
+        return [{"Alive": True, "Resources": self.resources}]
+
+    def cluster_resources(self):
+        return self.resources
+
+
+def _cases(tmp_path, device="cpu"):
+    from normbench.suite.expand import expand
+    from normbench.suite.load import parse_suite
+
+    text = tiny_latency_suite(
+        norms='["layernorm:module"]', sweep=f'tokens = [8]\nhidden = [16]\ndevice = ["{device}"]'
+    )
+    return expand(parse_suite(text, str(tmp_path / "s.toml")))
+
+
+def test_a_case_no_node_can_run_is_refused_before_anything_is_scheduled(tmp_path, monkeypatch):
+    from normbench.executors import ray_cluster
+
+    fake = FakeRay(cpus=2)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: fake)
+    with pytest.raises(NormbenchError) as info:
+        with ray_cluster.started_ray(None, None, _cases(tmp_path), 4, print):
+            pytest.fail("no case can run: nothing may be scheduled")
+    assert (
+        "asks Ray for 4 CPUs (its threads), more than any node of the cluster offers (the largest has 2 "
+        in (str(info.value))
+    )
+    assert "give --threads 2" in str(info.value) and fake.shut
+    with ray_cluster.started_ray(None, None, _cases(tmp_path), 2, print) as gpus:
+        assert gpus is False
+
+
+def test_a_cuda_case_asks_for_no_gpu_where_the_cluster_has_none(tmp_path):
+    from normbench.executors.ray import task_options
+
+    (case,) = _cases(tmp_path, device="cuda")
+    assert "num_gpus" not in task_options(case, 1, gpus=False)
+    assert task_options(case, 1, gpus=True)["num_gpus"] == 1
+
+
+def test_sigterm_during_rays_start_up_is_interrupted_with_a_message(tmp_path, monkeypatch, cli):
+    """Ray's ray.init installs a SIGTERM handler that calls sys.exit(15) silently; a SIGTERM then, or
+    before it, ends the command with 143 and one line, and no run folder."""
+    from normbench.executors import ray as ray_module
+    from normbench.executors import ray_cluster
+
+    def like_ray():
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    for on_init in (like_ray, lambda: os.kill(os.getpid(), signal.SIGTERM)):
+        fake = FakeRay(on_init=on_init)
+        monkeypatch.setattr(ray_cluster, "import_ray", lambda fake=fake: fake)
+        monkeypatch.setattr(ray_module, "import_ray", lambda fake=fake: fake)
+        handler = signal.getsignal(signal.SIGTERM)
+        done = cli("run", _suite(tmp_path), "--executor", "ray", "--results", tmp_path / "r")
+        assert done.exit_code == 143, done.output
+        assert "SIGTERM while starting Ray: nothing was run" in done.stderr
+        assert not (tmp_path / "r").exists() and fake.shut
+        assert signal.getsignal(signal.SIGTERM) is handler  # Ray's handler did not stay behind
+
+
+@pytest.mark.slow
+def test_threads_above_a_local_rays_cores_is_refused_without_a_run(tmp_path, normbench_proc):
+    pytest.importorskip("ray")
+    _suite(tmp_path)
+    done = normbench_proc(
+        "run", "s.toml", "--executor", "ray", "--jobs", "1", "--threads", "2", "--quiet", timeout=300
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "asks Ray for 2 CPUs (its threads), more than any node of the cluster offers" in done.stderr
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.slow
+def test_two_sigterms_under_ray_exit_143_with_the_run_interrupted_and_resumable(tmp_path, child_env):
+    """The first SIGTERM cancels the cases in flight; a second one (during Ray's shutdown, say) does not
+    cut the run's record short: exit 143, status interrupted, the resume command printed."""
+    import subprocess
+    import time
+
+    pytest.importorskip("ray")
+    from test_ray import DETERMINISTIC
+
+    suite = DETERMINISTIC.replace("steps = 6", "steps = 60").replace(
+        '"post", "pre"]', '"post", "pre", "deepnorm"]'
+    )
+    (tmp_path / "det.toml").write_text(suite)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "normbench", "run", "det.toml", "--quiet", "--executor", "ray", "--jobs", "2"],
+        cwd=tmp_path,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 300
+    while time.time() < deadline and not list((tmp_path / "results").glob("*/parts/*.parquet")):
+        assert proc.poll() is None, proc.communicate()[1]
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    (run,) = (tmp_path / "results").iterdir()
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    assert f"normbench run --resume {run.name}" in stderr
