@@ -18,9 +18,25 @@ NODE_RESOURCE = "normbench_node"
 INSTALL_HINT = "pip install 'normbench[ray]'  (or: pip install ray)"
 FORWARDED_ENV = ("NORMBENCH_PLUGINS", "NORMBENCH_DEBUG", "NORMBENCH_ALLOW_OVERRIDE")
 CONNECT_TIMEOUT_S = 10.0  # the TCP probe of --address
-INIT_TIMEOUT_S = (
-    120.0  # ray.init as a whole (a reachable port that is not a Ray head, a cluster's slow start)
-)
+# ray.init against --address as a whole: a reachable port that is not a Ray head makes Ray retry for ~14
+# minutes (20 tries of ~41 s, each a C++ wait); NORMBENCH_RAY_TIMEOUT_S lengthens it for a slow cluster.
+# The limit is checked when Ray's Python code runs again: up to one try (~41 s) later.
+INIT_TIMEOUT_S = 60.0
+
+
+def init_timeout() -> float:
+    text = os.environ.get("NORMBENCH_RAY_TIMEOUT_S", "")
+    if not text:
+        return INIT_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < 1e7:
+        raise NormbenchError(f"NORMBENCH_RAY_TIMEOUT_S={text!r}: expected seconds, a number > 0")
+    return seconds
+
+
 WORKER_MB = 350  # what one idle Ray worker process holds with torch imported (measured, Ray 2.x)
 
 
@@ -79,12 +95,17 @@ def check_reachable(address: str) -> None:
         ) from None
 
 
+class StartTimeout(BaseException):
+    """A BaseException: Ray's connect loop retries on any Exception, and this must end it."""
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float, what: str) -> Iterator[None]:
-    """TimeoutError in the main thread after `seconds` (SIGALRM; Ray's start-up waits in Python loops)."""
+    """StartTimeout in the main thread after `seconds` (SIGALRM; Ray's connect loop is Python around
+    blocking C++ calls)."""
 
     def expire(signum, frame):
-        raise TimeoutError(what)
+        raise StartTimeout(what)
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -120,7 +141,8 @@ def _init(ray, address: str | None, jobs: int | None, quiet: dict) -> bool:
     if address:
         check_reachable(address)
         try:
-            with time_limit(INIT_TIMEOUT_S, f"no answer within {INIT_TIMEOUT_S:g} s"):
+            seconds = init_timeout()
+            with time_limit(seconds, f"no answer within {seconds:g} s (NORMBENCH_RAY_TIMEOUT_S)"):
                 ray.init(address=address, **quiet)
         except (KeyboardInterrupt, SystemExit, NormbenchError):
             raise

@@ -398,3 +398,29 @@ def test_two_sigterms_under_ray_exit_143_with_the_run_interrupted_and_resumable(
     (run,) = (tmp_path / "results").iterdir()
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
     assert f"normbench run --resume {run.name}" in stderr
+
+
+@pytest.mark.slow
+def test_an_address_that_answers_tcp_but_not_ray_is_given_up_in_bounded_time(tmp_path, normbench_proc):
+    """A port that accepts connections but is no Ray head: Ray alone retries for ~14 minutes."""
+    import socket
+    import time
+
+    pytest.importorskip("ray")
+    _suite(tmp_path)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        start = time.monotonic()
+        done = normbench_proc(
+            "run",
+            "s.toml",
+            "--executor",
+            "ray",
+            "--address",
+            f"127.0.0.1:{port}",
+            extra_env={"NORMBENCH_RAY_TIMEOUT_S": "5"},
+            timeout=300,
+        )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"--address 127.0.0.1:{port}: cannot join the Ray cluster: no answer within 5 s" in done.stderr
+    assert time.monotonic() - start < 120 and not (tmp_path / "results").exists()
