@@ -162,7 +162,7 @@ class Jacobian(Bench):
             seed=p["seed"],
         )
         if formula.input_statistics:
-            check_statistics_fit(xs, p["dtype"], formula.layout, eps=p["eps"])
+            check_statistics_fit(xs, p["dtype"], formula.layout, p["eps"])
         x64 = xs.double().cpu()
         closed = formula.compute(x64, subject.gamma, p["eps"], subject.extra) if formula.compute else None
         bounds = xiong_bounds(x64, subject.gamma, formula.layout)

@@ -424,3 +424,31 @@ def test_an_address_that_answers_tcp_but_not_ray_is_given_up_in_bounded_time(tmp
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"--address 127.0.0.1:{port}: cannot join the Ray cluster: no answer within 5 s" in done.stderr
     assert time.monotonic() - start < 120 and not (tmp_path / "results").exists()
+
+
+def test_a_broken_ray_install_is_one_line_and_creates_nothing(tmp_path):
+    """Ray that fails to import with something other than ImportError (a missing shared library)."""
+    import subprocess
+
+    from conftest import make_child_env
+
+    fake = tmp_path / "broken" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise OSError("libray.so: cannot open shared object file")\n')
+    _suite(tmp_path)
+    env = make_child_env()
+    env["PYTHONPATH"] = f"{fake.parent}:{env['PYTHONPATH']}"
+    done = subprocess.run(
+        [sys.executable, "-m", "normbench", "run", "s.toml", "--executor", "ray"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        "error: --executor ray: Ray is installed but fails to import (OSError: libray.so: cannot open shared "
+        "object file); reinstall it" in done.stderr
+    )
+    assert not (tmp_path / "results").exists()
