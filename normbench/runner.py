@@ -38,6 +38,14 @@ class RunOutcome:
         return 1 if any(self.statuses[s] for s in FAILED_STATUSES) else 0
 
 
+class StopNow(KeyboardInterrupt):
+    """The second Ctrl-C or SIGTERM: stop at once; carries the signal for the exit code (128 + signal)."""
+
+    def __init__(self, signum: int):
+        self.signal = signal.Signals(signum)
+        super().__init__(self.signal.name)
+
+
 class StopAfterCase:
     """First Ctrl-C or SIGTERM (what `timeout`, scancel and SLURM's time limit send): finish the current
     case (or, under a parallel executor, the cases in flight), then stop. A second one: stop now (the case
@@ -57,7 +65,7 @@ class StopAfterCase:
 
     def _handle(self, signum, frame):
         if self.requested:
-            raise KeyboardInterrupt
+            raise StopNow(signum)
         self.requested, self.signal = True, signal.Signals(signum)
         name = "interrupt" if signum == signal.SIGINT else self.signal.name
         self.say(f"{name}: stopping after {self.what} (Ctrl-C again to stop now)")
@@ -92,7 +100,8 @@ class _TimeLimit:
 
 
 def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
-    """Run one case; never raises except KeyboardInterrupt. Returns rows, status, error."""
+    """Run one case; never raises except KeyboardInterrupt (SystemExit and any other BaseException a
+    plugin raises make the case failed). Returns rows, status, error."""
     started_unix = time.time()
     start = time.perf_counter()
     try:
@@ -108,7 +117,9 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
         rows, status, error = [], "unavailable", str(exc)
     except KeyboardInterrupt:
         raise
-    except Exception as exc:  # a failing case is a result, not a crash: OOM, unsupported dtype, NaN ...
+    except SystemExit as exc:  # sys.exit() in a plugin's code ends its case, not the run
+        rows, status, error = [], "failed", f"the case called sys.exit({exc.code!r})"
+    except BaseException as exc:  # a failing case is a result, not a crash: OOM, unsupported dtype, NaN ...
         if os.environ.get("NORMBENCH_DEBUG"):
             traceback.print_exc()
         rows, status, error = [], "failed", _one_line(exc)

@@ -64,7 +64,7 @@ def test_data_hash_is_part_of_the_case_identity(tmp_path):
     mine = _ids(f'corpus_dir = "{tmp_path}"\n')
     assert _ids() != mine and _ids() == _ids()
     (tmp_path / "a.txt").write_bytes(b"z" * 20_000)  # the same parameters, other text: another case
-    corpus.data_identity.cache_clear()
+    corpus.read_digest.cache_clear()
     assert _ids(f'corpus_dir = "{tmp_path}"\n') != mine
     assert data_identity("text", seed=0) == corpus.TEXT_SHA256
     assert data_identity("markov", seed=3) != data_identity("markov", seed=4)

@@ -143,10 +143,10 @@ def test_batchnorm_is_refused_at_the_norms_key():
 def test_unreadable_corpus_is_one_clear_line(tmp_path):
     with pytest.raises(CorpusError, match=r"^cannot read the corpus in .*found 0 \*\.py files"):
         load_data("stdlib", seed=0, corpus_dir=str(tmp_path))
-    ((_, status, error),) = run(suite(data="stdlib", corpus_dir=str(tmp_path)))
-    assert (
-        status == "failed" and error.startswith("CorpusError: cannot read the corpus") and "\n" not in error
-    )
+    with pytest.raises(SuiteError) as info:  # refused by validation, before any case runs
+        parse_suite(suite(data="stdlib", corpus_dir=str(tmp_path)))
+    (problem,) = info.value.problems
+    assert str(problem).startswith("bench[0].params.corpus_dir: cannot read the corpus in ")
 
 
 def test_markov_entropy_rate_is_exact():

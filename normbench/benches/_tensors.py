@@ -75,7 +75,8 @@ def perturb_params(built, seed: int) -> None:
 
 
 def make_step(built, x, mode: str, dy=None):
-    """(step, check): step() runs one call in `mode`; check(when) raises if the output is not finite.
+    """(step, check): step() runs one call in `mode`; check(when) raises if the output breaks the
+    implementation contract (the input's shape, dtype and device) or is not finite.
 
     fwd: y = fn(x). fwd+bwd: grads of x and of the parameters are reset to None, then y = fn(x) and
     y.backward(dy) with a fixed upstream gradient: a copy of `dy` (another step's step.dy: the same values
@@ -84,6 +85,8 @@ def make_step(built, x, mode: str, dy=None):
     tensors only); step.own_tensors lists the tensors the step holds beyond x and the parameters."""
     import torch
 
+    from normbench.norms.registry import check_output
+
     if mode == "fwd":
 
         def step():
@@ -91,7 +94,9 @@ def make_step(built, x, mode: str, dy=None):
 
         def check(when: str) -> None:
             with torch.inference_mode():
-                _require_finite(built.fn(x), f"output {when}")
+                y = built.fn(x)
+                check_output(y, x)
+                _require_finite(y, f"output {when}")
 
         step.clear_grads = lambda: None
         step.own_tensors = []
@@ -110,7 +115,10 @@ def make_step(built, x, mode: str, dy=None):
         built.fn(xg).backward(dy)
 
     def check(when: str) -> None:
-        step()
+        clear_grads()  # step(), with the output's contract checked before its backward
+        y = built.fn(xg)
+        check_output(y, xg)
+        y.backward(dy)
         _require_finite(xg.grad, f"input gradient {when}")
         for t in built.params:
             if t.grad is not None:

@@ -177,7 +177,7 @@ class Jacobian(Bench):
             seed=p["seed"],
         )
         if formula.input_statistics:
-            check_statistics_fit(xs, p["dtype"], formula.layout)
+            check_statistics_fit(xs, p["dtype"], formula.layout, p["eps"])
         x64 = xs.double().cpu()
         closed = formula.compute(x64, subject.gamma, p["eps"], subject.extra) if formula.compute else None
         bounds = xiong_bounds(x64, subject.gamma, formula.layout)
@@ -243,9 +243,10 @@ class Jacobian(Bench):
         return jacobian_tables(frame, opts)
 
 
-def check_statistics_fit(xs, dtype: str, layout: str) -> None:
+def check_statistics_fit(xs, dtype: str, layout: str, eps: float | None = None) -> None:
     """Refuse inputs whose statistics overflow the case's dtype (x² beyond fp32's 3.4e38 at |x| > 1.8e19):
-    the norm then divides inf by inf, and its Jacobian is garbage that no ε explains."""
+    the norm then divides inf by inf, and its Jacobian is garbage that no ε explains. At eps = 0, also
+    those whose Σx² underflows to 0 (x² below the dtype's smallest subnormal): the norm divides 0 by 0."""
     import torch
 
     finfo = torch.finfo(xs.dtype)
@@ -259,6 +260,12 @@ def check_statistics_fit(xs, dtype: str, layout: str) -> None:
         raise FloatingPointError(
             f"the input's statistics overflow {dtype}: Σx² is inf (largest |x| = {biggest:.2g}, {dtype} max "
             f"{finfo.max:.2g}); lower scale/mean/outlier or use fp64"
+        )
+    if eps == 0 and bool((squares == 0).any()):
+        raise FloatingPointError(
+            f"at eps = 0 the input's statistics underflow {dtype}: Σx² is 0 (largest |x| = {biggest:.2g}, "
+            f"{dtype}'s smallest normal {finfo.tiny:.2g}), so the norm divides 0 by 0; raise scale or eps, "
+            f"or use {'fp64' if dtype == 'fp32' else 'fp32/fp64'}"
         )
 
 

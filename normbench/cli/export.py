@@ -45,6 +45,10 @@ def command(
         raise NormbenchError(f"--format {fmt!r}: one of {', '.join(FORMATS)} (or an -o FILE ending in one)")
     if str(output) == "-" and fmt == "parquet":
         raise NormbenchError("-o -: parquet is binary; give a file name")
+    if str(output) != "-":
+        from normbench.results.paths import check_output_file
+
+        check_output_file(output, "--output")  # before any work; never a file of a stored run
     from normbench.results.store import read_runs
 
     frame, manifests = read_runs(results, runs or ["latest"])

@@ -70,28 +70,44 @@ def command(
             min=1,
         ),
     ] = None,
+    allow_override: Annotated[
+        bool,
+        typer.Option(
+            "--allow-override",
+            help="Let a plugin replace a built-in norm, bench kind or claim of the same name (recorded in "
+            "the run's manifest).",
+        ),
+    ] = False,
 ) -> None:
     from normbench.cli._progress import RunProgress
-    from normbench.executors.session import check_executor, plan_run, run_plan
+    from normbench.executors.session import allow_overrides, check_executor, plan_run, run_plan
     from normbench.results.naming import check_new_run_name
 
     check_new_run_name(results, run_id, tag, resume)
-    runner = check_executor(executor, address, jobs)
+    if allow_override:
+        allow_overrides()
+    runner = check_executor(executor, address, jobs, say=_say)
     plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say)
     if dry_run:
         _print_cases(plan.cases)
         return
-    store, outcome, remaining = run_plan(
-        plan,
-        results,
-        threads=threads,
-        executor=runner,
-        progress=lambda n: RunProgress(n, quiet=quiet),
-        quiet=quiet,
-        say=_say,
-        run_id=run_id,
-        tag=tag,
-    )
+    from normbench.executors.ray_cluster import Interrupted
+
+    try:
+        store, outcome, remaining = run_plan(
+            plan,
+            results,
+            threads=threads,
+            executor=runner,
+            progress=lambda n: RunProgress(n, quiet=quiet),
+            quiet=quiet,
+            say=_say,
+            run_id=run_id,
+            tag=tag,
+        )
+    except Interrupted as exc:  # before the first case (Ray's start-up): no run folder was made
+        _say(f"{exc}" + (f"; run {plan.resumed.run_id} is unchanged" if plan.resumed else ""))
+        raise typer.Exit(128 + int(exc.signal)) from None
     _finish(store, outcome, remaining, results)
 
 

@@ -22,12 +22,14 @@ class Problem:
 
 
 class SuiteError(NormbenchError):
-    """Every problem found in one suite file, reported together."""
+    """Every problem found in one suite file, reported together; `nested`: the errors of files it includes,
+    reported with it (each line names its own file)."""
 
-    def __init__(self, source: str, problems: list[Problem]):
+    def __init__(self, source: str, problems: list[Problem], nested: list[SuiteError] = ()):
         self.source = source
-        self.problems = problems
-        super().__init__("\n".join(f"{source}: {p}" for p in problems))
+        self.problems = [*problems, *(p for e in nested for p in e.problems)]
+        lines = [*(str(e) for e in nested), *(f"{source}: {p}" for p in problems)]
+        super().__init__("\n".join(lines))
 
 
 class SkipCase(Exception):

@@ -8,13 +8,22 @@ A plugin package declares, in its pyproject.toml,
     mynorm = "mypkg.mynorm"          # a module that registers with @register_norm / @impl on import
 
 and likewise `normbench.benches` (@register_bench) and `normbench.claims` (@claim). A plugin that fails to
-import is a NormbenchError naming the plugin and the error (one line, exit 2 at the CLI)."""
+import (an exception, or `sys.exit`/argparse at import) is a NormbenchError naming the plugin and the error
+(one line, exit 2 at the CLI). While a plugin imports, `sys.argv` holds only its own name: normbench's
+options are not the plugin's to parse.
+
+A plugin may not take a name normbench's own modules (or another plugin) registered: a plugin `layernorm`
+would otherwise stand in for the real one in every run and comparison. With NORMBENCH_ALLOW_OVERRIDE=1
+(`run --allow-override`) it may, and each replacement is listed in `OVERRIDES`, which a run records in its
+manifest (`overrides`)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pkgutil
+import sys
 from importlib.metadata import entry_points
 
 from normbench.core.errors import NormbenchError
@@ -27,11 +36,59 @@ GROUPS = {
     "normbench.analysis.plots": "normbench.plots",
 }
 ENV_VAR = "NORMBENCH_PLUGINS"
+ALLOW_OVERRIDE_VAR = "NORMBENCH_ALLOW_OVERRIDE"
 
 _loaded: set[str] = set()
 # What the environment fingerprint records: {distribution or module: {name, version, registered}} of every
 # plugin imported in this process.
 _plugin_sources: dict[str, dict] = {}
+_importing: list[str] = []  # the plugin being imported now (innermost last), e.g. "mypkg.norm (entry point)"
+OVERRIDES: list[str] = []  # "norm 'layernorm': normbench replaced by plugin mypkg (NORMBENCH_PLUGINS)", ...
+
+
+def current_plugin() -> str | None:
+    """Which plugin is being imported now (what registers an entry then is that plugin's), or None."""
+    return _importing[-1] if _importing else None
+
+
+def overrides_allowed() -> bool:
+    return os.environ.get(ALLOW_OVERRIDE_VAR, "") not in ("", "0")
+
+
+def check_registration(what: str, name: str, old: str, new: str) -> None:
+    """A name registered by `old` ('normbench' or a plugin) is registered again by `new`: refused when a
+    plugin is involved, unless overrides are allowed (then recorded in OVERRIDES)."""
+    if old == new or (old == "normbench" and new == "normbench"):
+        return  # a module re-registering its own entry (a reload)
+    plugin, holder = (old, new) if new == "normbench" else (new, old)
+    if not overrides_allowed():
+        raise NormbenchError(
+            f"{plugin} registers {what} {name!r}, a name {holder} registers: refused, so that results "
+            f"under that name stay {holder}'s; rename it, or allow the replacement with `normbench run "
+            f"--allow-override` ({ALLOW_OVERRIDE_VAR}=1), which the run records in its manifest"
+        )
+    note = f"{what} {name!r}: {holder}'s replaced by {plugin}"
+    if note not in OVERRIDES:
+        OVERRIDES.append(note)
+
+
+@contextlib.contextmanager
+def _importing_plugin(description: str, module: str):
+    """While a plugin imports: it is the current plugin, and sys.argv is only its module name."""
+    argv = sys.argv
+    _importing.append(description)
+    sys.argv = [module]
+    try:
+        yield
+    finally:
+        sys.argv = argv
+        _importing.pop()
+
+
+def _import_failure(what: str, exc: BaseException) -> NormbenchError:
+    if isinstance(exc, SystemExit):
+        return NormbenchError(f"{what} called sys.exit({exc.code!r}) while importing; nothing was run")
+    return NormbenchError(f"{what} failed to import: {type(exc).__name__}: {exc}")
 
 
 def import_package_modules(package: str) -> None:
@@ -55,13 +112,16 @@ def load_entry_points(group: str) -> None:
         if key in _loaded:
             continue
         _loaded.add(key)  # once, even when it fails: the error is reported, not retried per lookup
+        what = f"plugin {ep.name!r} ({group} = {ep.value}, from {_dist_name(ep)})"
         try:
-            ep.load()
-        except Exception as exc:
-            raise NormbenchError(
-                f"plugin {ep.name!r} ({group} = {ep.value}, from {_dist_name(ep)}) failed to import: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+            with _importing_plugin(what, ep.value.partition(":")[0]):
+                ep.load()
+        except NormbenchError:
+            raise
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too: a plugin's exit is not normbench's
+            raise _import_failure(what, exc) from exc
         dist = getattr(ep, "dist", None)
         _record(dist.name if dist else None, dist.version if dist else None, ep.value.split(":")[0], key)
 
@@ -71,12 +131,16 @@ def load_env_plugins() -> None:
         if name in _loaded:
             continue
         _loaded.add(name)
+        what = f"plugin {name!r} (from {ENV_VAR})"
         try:
-            importlib.import_module(name)
-        except Exception as exc:
-            raise NormbenchError(
-                f"plugin {name!r} (from {ENV_VAR}) failed to import: {type(exc).__name__}: {exc}"
-            ) from exc
+            with _importing_plugin(what, name):
+                importlib.import_module(name)
+        except NormbenchError:
+            raise
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too: a plugin's exit is not normbench's
+            raise _import_failure(what, exc) from exc
         _record(*_owner(name), name, f"{ENV_VAR}:{name}")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -65,16 +66,31 @@ def corpus_parts(source: str, directory: str = "") -> tuple[list[bytes], dict]:
 
 
 @functools.lru_cache(maxsize=8)
-def data_identity(source: str, directory: str = "") -> str:
-    """The SHA-256 a case on this text will record: pinned for the generated text, else read now.
-    An unreadable directory gets a marker; loading it then fails the case with the reason."""
-    if source == "text" and not directory:
-        return TEXT_SHA256
+def read_digest(source: str, directory: str, cwd: str = "") -> tuple[str | None, str | None]:
+    """(SHA-256 of the corpus, None), or (None, why it cannot be read): the corpus is read once for both
+    the case identity and the suite's validation. `cwd` keys the memo: a relative corpus_dir read from
+    another folder is another corpus."""
     try:
         parts, _ = corpus_parts(source, directory)
-    except CorpusError:
-        return "unreadable"
-    return hashlib.sha256(b"".join(parts)).hexdigest()
+    except CorpusError as exc:
+        return None, str(exc)
+    return hashlib.sha256(b"".join(parts)).hexdigest(), None
+
+
+def data_identity(source: str, directory: str = "") -> str:
+    """The SHA-256 a case on this text will record: pinned for the generated text, else read now.
+    An unreadable directory gets a marker (validation refuses it: corpus_problem)."""
+    if source == "text" and not directory:
+        return TEXT_SHA256
+    return read_digest(source, directory, os.getcwd())[0] or "unreadable"
+
+
+def corpus_problem(source: str, directory: str = "") -> str | None:
+    """Why the corpus of a case cannot be read (a missing or too small corpus_dir), or None: a suite
+    naming one is refused by `validate`, not failed case by case at run time."""
+    if source not in ("text", "stdlib") or (source == "text" and not directory):
+        return None
+    return read_digest(source, directory, os.getcwd())[1]
 
 
 def byte_corpus(source: str = "text", directory: str = "") -> TokenData:

@@ -51,6 +51,18 @@ def data_identity(source: str, *, seed: int, corpus_dir: str = "") -> str:
     return corpus_identity(source, corpus_dir)
 
 
+def check_windows_fit(data: TokenData, seq: int) -> None:
+    """A window of seq + 1 tokens must fit in a row of the training and of the held-out text (a small
+    corpus_dir holds out only every 10th file)."""
+    for name, rows in (("training", data.train), ("held-out", data.held_out)):
+        length = int(rows.shape[1])
+        if length <= seq:
+            raise CorpusError(
+                f"seq = {seq} needs windows of {seq + 1} tokens, but the {name} text has {length}: "
+                "lower seq or give a larger corpus"
+            )
+
+
 def sample_windows(rows, batch: int, seq: int, generator):
     """(x, y), each (batch, seq): random windows of seq + 1 tokens, y shifted one to the left of x."""
     import torch

@@ -16,64 +16,23 @@ Design (README "Scale out on Ray"):
 
 from __future__ import annotations
 
-import os
+import contextlib
 import time
 from collections import deque
 
-from normbench.core.errors import NormbenchError
+from normbench.executors.ray_cluster import (  # noqa: F401  (import_ray: what callers check Ray with)
+    FORWARDED_ENV,
+    NODE_RESOURCE,
+    cap_local_jobs,
+    import_ray,
+)
 
-NODE_RESOURCE = "normbench_node"
 PACKED_SHARE = 0.001  # a case that does not time: up to 1000 of them share a node
-FORWARDED_ENV = ("NORMBENCH_PLUGINS", "NORMBENCH_DEBUG")
-INSTALL_HINT = "pip install 'normbench[ray]'  (or: pip install ray)"
 
 
-def import_ray():
-    try:
-        import ray
-    except ImportError as exc:
-        raise NormbenchError(
-            f"--executor ray needs Ray, which is not installed ({exc}): {INSTALL_HINT}"
-        ) from None
-    return ray
-
-
-def connect(ray, address: str | None, jobs: int | None) -> bool:
-    """Join the cluster at `address`, or start a local one with `jobs` CPUs (default: every core) and one
-    normbench_node unit. Returns True when this process started Ray (and so must shut it down)."""
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local, loopback-only cluster of one user
-    quiet = {"log_to_driver": False, "configure_logging": False}
-    # Workers on a cluster do not inherit this process's environment: pass on what changes what they run.
-    forwarded = {k: os.environ[k] for k in FORWARDED_ENV if os.environ.get(k)}
-    if forwarded:
-        quiet["runtime_env"] = {"env_vars": forwarded}
-    if address:
-        try:
-            ray.init(address=address, **quiet)
-        except Exception as exc:
-            raise NormbenchError(f"--address {address}: cannot join the Ray cluster: {exc}") from None
-        if NODE_RESOURCE not in ray.cluster_resources():
-            ray.shutdown()
-            raise NormbenchError(
-                f"the Ray cluster at {address} has no {NODE_RESOURCE!r} resource: start each node with "
-                f"`ray start ... --resources='{{\"{NODE_RESOURCE}\": 1}}'` (README, Scale out on Ray)"
-            )
-        return False
-    # A local Ray of one node talks over loopback only: without this Ray names the node by the address of
-    # the machine's outward interface and connects to itself through it.
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    ray.init(
-        address="local",  # always a new local Ray, never one that RAY_ADDRESS or a running cluster names
-        num_cpus=jobs or os.cpu_count(),
-        resources={NODE_RESOURCE: 1},
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        **quiet,
-    )
-    return True
-
-
-def task_options(case, threads: int) -> dict:
+def task_options(case, threads: int, gpus: bool = True) -> dict:
+    """What one case asks Ray for; a case on CUDA asks for a GPU only when the cluster has one (without,
+    the bench itself records it skipped, as under the local executor)."""
     from normbench.benches import get_bench
 
     options = {
@@ -82,7 +41,7 @@ def task_options(case, threads: int) -> dict:
         "max_retries": 1,
         "retry_exceptions": False,  # exceptions are results (run_one catches them); only deaths retry
     }
-    if case.params.get("device") == "cuda":
+    if case.params.get("device") == "cuda" and gpus:
         options["num_gpus"] = 1
     return options
 
@@ -114,32 +73,29 @@ def node_fingerprint() -> dict:
     return {"ray_node": ray.get_runtime_context().get_node_id()[:12], **fingerprint_of_node()}
 
 
-def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, address=None, jobs=None):
-    """Run `cases` as Ray tasks; write each part here as it finishes. Ctrl-C or SIGTERM cancels what has
-    not finished, keeps everything that has, and returns an interrupted outcome."""
+def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, jobs=None, gpus=True):
+    """Run `cases` as Ray tasks on the cluster Executor.started connected to; write each part here as it
+    finishes. Ctrl-C or SIGTERM cancels what has not finished, keeps everything that has, and returns an
+    interrupted outcome; a second one cancels the tasks in flight and stops at once."""
     from normbench.runner import RunOutcome, StopAfterCase, store_finished
 
     ray = import_ray()
-    started_here = connect(ray, address, jobs)
     outcome = RunOutcome()
     nodes = dict(store.manifest.get("nodes") or {})
-    try:
-        remote = ray.remote(run_case_in_worker)
-        queue = deque(cases)
-        limit = in_flight_limit(ray, ctx.threads, jobs if address else None)
-        pending: dict = {}
-        with StopAfterCase(say, what="cancelling the cases in flight") as stop:
+    remote = ray.remote(run_case_in_worker)
+    queue = deque(cases)
+    limit = in_flight_limit(ray, ctx.threads, jobs)
+    pending: dict = {}
+    with StopAfterCase(say, what="cancelling the cases in flight") as stop:
+        try:
             while queue or pending:
                 if stop.requested:
                     outcome.interrupted = outcome.write_error is None
-                    for ref in pending:
-                        ray.cancel(ref, force=True)
                     break
                 while queue and len(pending) < limit:
                     case = queue.popleft()
-                    pending[remote.options(**task_options(case, ctx.threads)).remote(case, ctx.threads)] = (
-                        case
-                    )
+                    options = task_options(case, ctx.threads, gpus)
+                    pending[remote.options(**options).remote(case, ctx.threads)] = case
                     if progress is not None:
                         progress.start_case(case)
                 done, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
@@ -163,10 +119,11 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
                     except OSError as exc:  # the disk: stop like the local executor; --resume finishes
                         outcome.write_error = exc
                         stop.requested = True
-            outcome.signal = stop.signal
-    finally:
-        if started_here:
-            ray.shutdown()
+        finally:  # stopped, or a second signal: nothing keeps running on the cluster
+            for ref in pending:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+        outcome.signal = stop.signal
     return outcome
 
 

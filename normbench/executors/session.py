@@ -7,6 +7,7 @@ the run's columns) and the selected ones (--only/--shard) are passed along from 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from pathlib import Path
 from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
 from normbench.executors import EXECUTORS, Executor
+from normbench.executors.resume import check_overrides, check_suite_hash, recorded_cases
 from normbench.results.manifest import RESUME_KEYS, Manifest, manifest_problem
 from normbench.results.store import RunStore
 from normbench.runner import RunOutcome
@@ -33,15 +35,24 @@ class Plan:
     resumed: RunStore | None  # the run being finished (--resume), else None
 
 
-def check_executor(name: str, address: str | None, jobs: int | None) -> Executor:
+def allow_overrides() -> None:
+    """`run --allow-override`: plugins may replace built-in names (core/plugins.py); the variable reaches
+    Ray workers too (executors/ray.py forwards it)."""
+    from normbench.core.plugins import ALLOW_OVERRIDE_VAR
+
+    os.environ[ALLOW_OVERRIDE_VAR] = "1"
+
+
+def check_executor(name: str, address: str | None, jobs: int | None, say: Say = print) -> Executor:
     if name not in EXECUTORS:
         raise NormbenchError(f"--executor {name!r}: expected one of {', '.join(EXECUTORS)}")
     if name != "ray" and (address or jobs):
         raise NormbenchError("--address and --jobs go with --executor ray")
     if name == "ray":
-        from normbench.executors.ray import import_ray
+        from normbench.executors.ray import cap_local_jobs, import_ray
 
         import_ray()  # fail now, before a run folder exists, when Ray is not installed
+        jobs = cap_local_jobs(jobs, address, say)
     return Executor(name, address, jobs)
 
 
@@ -67,9 +78,10 @@ def plan_run(
         m = resumable(store)
         if suite is not None and Path(suite).resolve() != Path(m.suite_source).resolve():
             say(f"note: --resume uses the suite text stored in the run, not {suite}")
-        suite_obj = parse_suite(m.suite_text, m.suite_source, m.suite_includes or {})
         if shard is not None or only:
             raise NormbenchError("--resume keeps the run's own --shard/--only; do not give them again")
+        suite_obj = parse_suite(m.suite_text, m.suite_source, m.suite_includes or {})
+        check_suite_hash(m, suite_obj, store.path / "manifest.json")
         shard = tuple(m.shard) if m.shard else None
         only = m.only or None
     else:
@@ -82,6 +94,10 @@ def plan_run(
         suite_obj = load_suite(resolve(suite))
     planned = expand(suite_obj)
     cases = select(planned, only, shard)
+    if store is not None:  # finished under the ids the run recorded, never under today's
+        where = store.path / "manifest.json"
+        cases = recorded_cases(m, cases, where, say)
+        check_overrides(m, where)
     if not cases:
         raise NormbenchError("no case matches the --only/--shard selection")
     return Plan(suite_obj, planned, cases, shard, only, store)
@@ -89,6 +105,7 @@ def plan_run(
 
 def new_manifest(plan: Plan, run_id: str, env: dict, started: str, tag: str | None = None) -> Manifest:
     from normbench.benches import get_bench
+    from normbench.core.plugins import OVERRIDES
     from normbench.results.schema import declare_columns
 
     s = plan.suite
@@ -110,6 +127,7 @@ def new_manifest(plan: Plan, run_id: str, env: dict, started: str, tag: str | No
         sessions=[],
         # one schema for every part, from the whole suite (every shard of it declares the same)
         columns=declare_columns([get_bench(k) for k in kinds], [c.params for c in plan.planned]),
+        overrides=list(OVERRIDES) or None,
     )
 
 
@@ -130,7 +148,12 @@ def run_plan(
     import torch
 
     from normbench.results.env import fingerprint
-    from normbench.results.files import RunLock, check_writable, remove_stale_temporaries
+    from normbench.results.files import (
+        RunLock,
+        check_own_folders,
+        check_writable,
+        remove_stale_temporaries,
+    )
     from normbench.results.paths import check_results_dir
     from normbench.results.store import new_run_id
 
@@ -140,20 +163,24 @@ def run_plan(
         torch.set_num_threads(threads)
     env = fingerprint()
     now = datetime.now(UTC).isoformat(timespec="milliseconds")  # orders runs started within one second
-    if store is None:
-        check_results_dir(results, create=True)
-        run_id = run_id or new_run_id(plan.suite.name, plan.shard, tag)
-        store = RunStore.create(results, new_manifest(plan, run_id, env, now, tag).to_dict())
-    # One writer per run folder; under the lock the manifest is read again (another writer may have
-    # finished in between) and every part is verified before it counts as done.
-    with RunLock(store.path, store.run_id, say=say):
-        store = RunStore.open(results, store.run_id)
-        remove_stale_temporaries(store.path)
-        check_writable(store.parts)
-        if plan.resumed is not None:
-            warn_if_environment_changed(store.manifest["env"], env, say)
-        done = store.verify_parts(say)
-        outcome, remaining = run_session(store, plan.cases, done, now, executor, progress, quiet, say)
+    # The executor starts (and Ray checks that every case can be scheduled) before a run folder exists:
+    # a cluster that cannot be reached or cannot run a case leaves nothing behind.
+    with executor.started(plan.cases, torch.get_num_threads(), say):
+        if store is None:
+            check_results_dir(results, create=True)
+            run_id = run_id or new_run_id(plan.suite.name, plan.shard, tag)
+            store = RunStore.create(results, new_manifest(plan, run_id, env, now, tag).to_dict())
+        # One writer per run folder; under the lock the manifest is read again (another writer may have
+        # finished in between) and every part is verified before it counts as done.
+        with RunLock(store.path, store.run_id, say=say):
+            store = RunStore.open(results, store.run_id)
+            check_own_folders(store.path)
+            remove_stale_temporaries(store.path)
+            check_writable(store.parts)
+            if plan.resumed is not None:
+                warn_if_environment_changed(store.manifest["env"], env, say)
+            done = store.verify_parts(say)
+            outcome, remaining = run_session(store, plan.cases, done, now, executor, progress, quiet, say)
     return store, outcome, remaining
 
 
@@ -186,16 +213,26 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
     try:
         with progress(len(todo)) as shown:
             outcome = executor.run(store, todo, ctx, session=session, progress=shown, say=say)
-    except KeyboardInterrupt:  # a second Ctrl-C: the case in flight is lost, every finished one is kept
-        outcome = RunOutcome(interrupted=True)
+    except KeyboardInterrupt as exc:  # a second Ctrl-C: the case in flight is lost, every finished one kept
+        outcome = RunOutcome(interrupted=True, signal=getattr(exc, "signal", signal.SIGINT))
+    except BaseException:  # anything else (a SystemExit from library code): never leave `running` behind
+        close_session(store, cases, sessions)
+        raise
+    remaining, write_error = close_session(store, cases, sessions)
+    outcome.write_error = outcome.write_error or write_error
+    return outcome, remaining
+
+
+def close_session(store, cases, sessions) -> tuple[int, OSError | None]:
+    """Record the session's end and the run's status (complete, or interrupted with cases left)."""
     sessions[-1]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     remaining = len({c.case_id for c in cases} - store.finished_case_ids())
     status = "complete" if remaining == 0 else "interrupted"
     try:
         store.update_manifest(sessions=sessions, status=status)
     except OSError as exc:  # the parts are the record; `list runs` shows a run with no writer as interrupted
-        outcome.write_error = outcome.write_error or exc
-    return outcome, remaining
+        return remaining, exc
+    return remaining, None
 
 
 def resumable(store: RunStore) -> Manifest:

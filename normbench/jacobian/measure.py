@@ -165,6 +165,7 @@ def lanczos_top_eigenvalue(
         if k > 1:
             off = torch.diag_embed(torch.stack(betas[:-1], 1), offset=1)
             T = T + off + off.transpose(1, 2)
+        _require_finite(T, "Jacobian product")  # a NaN from J would reach eigh as a convergence error
         evals, evecs = torch.linalg.eigh(T)
         top, resid = evals[:, -1], betas[-1] * evecs[:, -1, -1].abs()
         for i in range(n):

@@ -73,11 +73,20 @@ def build_subject(
         # under vmap. Switching the tracking off leaves the function of x unchanged.
         module.track_running_stats = False
     extra = closed_form_extra(norm_obj, built)
+    from normbench.norms.registry import check_output
+
     fn = built.fn
     if formula.layout == "row":
 
         def f(x):  # norms take (tokens, hidden); one input is one row
-            return fn(x.unsqueeze(0)).squeeze(0)
+            y = fn(x.unsqueeze(0))
+            check_output(y, x.unsqueeze(0))  # shapes are known under jacrev/vmap too: free
+            return y.squeeze(0)
     else:
-        f = fn
+
+        def f(x):
+            y = fn(x)
+            check_output(y, x)
+            return y
+
     return Subject(f, gamma, extra)

@@ -35,6 +35,22 @@ class Built:
     module: Any = None
 
 
+def check_output(y, x, impl: str = "the implementation") -> None:
+    """The contract of every Built.fn: y = fn(x) is a tensor of x's shape, dtype and device. Checked on
+    each case's first checked call (benches/_tensors.py, jacobian/subject.py), so an output of the wrong
+    shape (x[:1], x.sum()) fails its case instead of being timed and stored as ok."""
+    import torch
+
+    if not isinstance(y, torch.Tensor):
+        raise TypeError(f"{impl} returned {type(y).__name__}, not a tensor")
+    if y.shape != x.shape or y.dtype != x.dtype or y.device != x.device:
+        raise ValueError(
+            f"{impl} returned a {tuple(y.shape)} {str(y.dtype).removeprefix('torch.')} tensor on {y.device}; "
+            f"an implementation must return its input's shape, dtype and device "
+            f"({tuple(x.shape)} {str(x.dtype).removeprefix('torch.')} on {x.device})"
+        )
+
+
 @dataclass(frozen=True)
 class ImplInfo:
     name: str

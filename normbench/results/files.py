@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,10 @@ LOCK_NAME = ".lock"
 def temp_name(path: Path) -> Path:
     """A hidden name next to `path`, unique per writer: two processes never share a temporary file."""
     return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+
+
+# Exactly the names temp_name makes: the cleanup below removes these and nothing else.
+TEMP_NAME = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp")
 
 
 def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
@@ -58,20 +63,38 @@ def fsync_dir(folder: Path) -> None:
 
 
 def remove_stale_temporaries(folder: Path) -> None:
-    """Temporary files a killed writer left behind (only call while holding the run's lock)."""
+    """Temporary files a killed writer left behind (only call while holding the run's lock): regular
+    files with the names temp_name makes, nothing else (a user's `.notes.tmp` stays)."""
     for tmp in [*folder.glob(".*.tmp"), *folder.glob("parts/.*.tmp")]:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if TEMP_NAME.fullmatch(tmp.name) and tmp.is_file() and not tmp.is_symlink():
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def check_own_folders(folder: Path) -> None:
+    """The run's parts/ and rejected/ are real folders of the run, not symlinks: the store renames and
+    moves files in them, which through a link would touch files outside the results folder."""
+    for name in ("parts", "rejected"):
+        if (folder / name).is_symlink():
+            raise NormbenchError(
+                f"{folder / name} is a symbolic link: normbench writes and moves files there only in a "
+                "real folder of the run; replace the link by the folder it points to"
+            )
 
 
 def check_writable(folder: Path) -> None:
     """Write, fsync and remove a probe file in `folder`: a read-only folder is found before the first case
     runs, not after it."""
-    probe = folder / "write-check"
+    probe = temp_name(folder / "write-check")  # a name no user file has
     try:
-        atomic_write_text(probe, "ok\n")
+        with open(probe, "xb") as f:
+            f.write(b"ok\n")
+            f.flush()
+            os.fsync(f.fileno())
         probe.unlink()
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            probe.unlink()
         raise NormbenchError(f"cannot write {folder}: {exc.strerror or exc}") from None
 
 
@@ -120,8 +143,11 @@ class RunLock:
         import fcntl
 
         path = self.folder / LOCK_NAME
+        if path.is_symlink():
+            raise NormbenchError(f"{path} is a symbolic link: normbench does not write through it; remove it")
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            # O_NOFOLLOW: a `.lock` that is a link is refused, never truncated through
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except OSError as exc:
             raise NormbenchError(f"cannot write {path}: {exc.strerror or exc}") from None
         try:

@@ -34,6 +34,7 @@ class Manifest:
     columns: dict[str, str] | None = None  # the run's declared schema (results/schema.py)
     status: str | None = None  # running | complete | interrupted
     nodes: dict[str, Any] | None = None  # Ray node id -> its fingerprint (executors/ray.py)
+    overrides: list[str] | None = None  # built-in names a plugin replaced (run --allow-override)
     schema_version: int | None = None  # set by RunStore.create
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
 
@@ -83,7 +84,9 @@ MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
     "status": (str,),
     "columns": (dict,),
     "nodes": (dict,),
+    "overrides": (list,),
 }
+COLUMN_TYPES = ("string", "float64", "int64", "bool")  # the Arrow types a run's columns are declared as
 RESUME_KEYS = ("suite_text", "suite_source", "cases", "sessions", "env")  # what `run --resume` needs
 _NAMES = {str: "a string", int: "an integer", dict: "an object", list: "a list", type(None): "null"}
 
@@ -94,6 +97,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
         manifest = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise NormbenchError(f"{path}: unreadable manifest: {exc}") from None
+    except RecursionError:  # JSON nested thousands deep: no manifest normbench wrote
+        raise NormbenchError(f"{path}: unreadable manifest: JSON nested too deeply") from None
     if not isinstance(manifest, dict):
         raise NormbenchError(f"{path}: damaged manifest: expected an object, found {type(manifest).__name__}")
     from normbench.results.store import check_schema_version
@@ -119,9 +124,13 @@ def manifest_problem(m: dict[str, Any], folder: str, required: tuple[str, ...] =
         for j, item in enumerate(m.get(key) or []):
             if not isinstance(item, dict) or (item_key and not isinstance(item.get(item_key), str)):
                 return f"'{key}[{j}]' is malformed"
-    for key in ("shard", "only", "claims"):
+    for key in ("shard", "only", "claims", "overrides"):
         if m.get(key) is not None and key != "shard" and not all(isinstance(v, str) for v in m[key]):
             return f"'{key}' must be a list of strings"
+    columns = m.get("columns") or {}
+    for name, kind in columns.items():
+        if kind not in COLUMN_TYPES:
+            return f"'columns.{name}' must be one of {', '.join(COLUMN_TYPES)}, found {kind!r}"[:300]
     shard = m.get("shard")
     if shard is not None and (len(shard) != 2 or not all(type(v) is int and v >= 1 for v in shard)):
         return "'shard' must be [i, N]"

@@ -1,5 +1,9 @@
 """Path safety: run ids name a folder directly under the results folder and nothing else, and the paths a
-user gives for output are checked before any work, each with a one-line error."""
+user gives for output are checked before any work, each with a one-line error.
+
+One rule for every output path of every command (export, report, plot, run --results): it never lands in a
+stored run's folder (its manifest, lock, parts and rejected parts are the record), symlinks resolved; the
+one place inside a run a command may write is its `plots/` folder, where `plot` puts figures by default."""
 
 from __future__ import annotations
 
@@ -27,12 +31,44 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+# What a run folder may hold that a command writes (besides the run's own files, which only the store writes).
+OUTPUT_SUBFOLDERS = ("plots",)
+
+
+def stored_run_holding(path: Path) -> Path | None:
+    """The stored run folder (one holding manifest.json and parts/) that `path` is in or is, symlinks
+    resolved, or None."""
+    real = Path(os.path.realpath(path))
+    for folder in (real, *real.parents):
+        if (folder / "manifest.json").is_file() and (folder / "parts").exists():
+            return folder
+    return None
+
+
+def check_not_in_a_run(path: Path, option: str, *, allow_outputs: bool = True) -> None:
+    """Refuse an output path inside a stored run (its files are the record), except under its plots/."""
+    run = stored_run_holding(path)
+    if run is None:
+        return
+    inside = Path(os.path.realpath(path)).relative_to(run).parts
+    if allow_outputs and inside and inside[0] in OUTPUT_SUBFOLDERS:
+        return
+    raise NormbenchError(
+        printable(
+            f"{option} {path}: would write inside stored run {run.name} ({run}), whose files are the run's "
+            "record; write somewhere else"
+        )
+    )
+
+
 def check_results_dir(results: Path, *, create: bool) -> Path:
-    """--results must be a folder (created when a run needs it)."""
+    """--results must be a folder (created when a run needs it), and a new run is never put inside a
+    stored run's folder."""
     results = Path(results)
     if results.exists() and not results.is_dir():
         raise NormbenchError(f"--results {results}: not a folder")
     if create:
+        check_not_in_a_run(results, "--results", allow_outputs=False)
         try:
             results.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -45,6 +81,7 @@ def check_output_dir(path: Path, option: str) -> Path:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise NormbenchError(f"{option} {path}: exists and is not a folder")
+    check_not_in_a_run(path, option)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -56,14 +93,12 @@ def check_output_dir(path: Path, option: str) -> Path:
 
 def check_output_file(path: Path, option: str) -> Path:
     """An output file: its folder must exist and be writable, the path must not be a folder, and it must
-    not overwrite a run's own files (its manifest, lock or parts)."""
+    not be in a stored run (check_not_in_a_run)."""
     path = Path(path)
     parent = path.parent
     if path.is_dir():
         raise NormbenchError(f"{option} {path}: is a folder; give a file name")
-    if path.name in ("manifest.json", ".lock") or parent.name in ("parts", "rejected"):
-        if (parent / "manifest.json").is_file() or (parent.parent / "manifest.json").is_file():
-            raise NormbenchError(f"{option} {path}: would overwrite a file of a stored run")
+    check_not_in_a_run(path, option)
     if not parent.is_dir():
         raise NormbenchError(f"{option} {path}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):

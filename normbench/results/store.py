@@ -18,7 +18,7 @@ from normbench.results.files import atomic_write, atomic_write_text
 from normbench.results.manifest import read_manifest
 from normbench.results.paths import check_run_id
 from normbench.results.schema import SCHEMA_VERSION, UPGRADES
-from normbench.results.verify import part_problem, rows_problem
+from normbench.results.verify import metadata_problem, part_problem, rows_problem
 
 DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
 
@@ -142,7 +142,8 @@ class RunStore:
         meta = {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id}
         table = part_table(table_rows, self.columns, meta)
         final = self.parts / f"{case.case_id}.parquet"
-        atomic_write(final, lambda f: pq.write_table(table, f))
+        # page checksums: a part damaged later fails verification instead of reading as other numbers
+        atomic_write(final, lambda f: pq.write_table(table, f, write_page_checksum=True))
         return final
 
     # -- reading -------------------------------------------------------------------------------------
@@ -173,8 +174,11 @@ class RunStore:
             if (reason := rows_problem(table, part, self.run_id, planned)) is not None:
                 raise NormbenchError(printable(f"{part}: {reason}; {resume}"))
             meta = table.schema.metadata or {}
-            version = int(meta.get(b"normbench_schema_version", b"0"))
+            raw = meta.get(b"normbench_schema_version", b"0")
+            version = int(raw) if raw.isdigit() else 0  # a damaged value reads as "not a normbench result"
             check_schema_version(version, str(part))
+            if (reason := metadata_problem(table, self.run_id)) is not None:  # what resume checks too
+                raise NormbenchError(printable(f"{part}: {reason}; {resume}"))
             for v in range(version, SCHEMA_VERSION):
                 table = UPGRADES[v](table, columns)
             tables.append(conform(table, columns).replace_schema_metadata(None))
@@ -199,10 +203,10 @@ def to_frame(table):
 
 
 def _read_part(part: Path, hint: str = ""):
-    import pyarrow.parquet as pq
+    from normbench.results.verify import read_part
 
     try:
-        return pq.read_table(part)
+        return read_part(part)
     except Exception as exc:
         reason = " ".join(str(exc).split())  # pyarrow's messages may end in a newline: keep one line
         text = f"{part}: unreadable result part ({type(exc).__name__}: {reason})" + (

@@ -6,18 +6,40 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def part_problem(part: Path, run_id: str, planned: set[str] | None) -> str | None:
-    """Why a part cannot be used (None if it can): not a planned case, unreadable, or rows of another
-    case or run. Reads the footer and two columns only."""
+def read_part(part: Path):
+    """The whole part: every column chunk and data page decoded, page checksums verified where the part
+    has them (every part this version writes does), so a damaged page fails here and not in `report`."""
     import pyarrow.parquet as pq
 
+    return pq.read_table(part, page_checksum_verification=True)
+
+
+def part_problem(part: Path, run_id: str, planned: set[str] | None) -> str | None:
+    """Why a part cannot be used (None if it can): not a planned case, unreadable (any column chunk or
+    page), schema metadata that is not a normbench part of this run, or rows of another case or run."""
     if planned is not None and part.stem not in planned:
         return "not a case of this run (a foreign file in parts/)"
     try:
-        table = pq.read_table(part, columns=["run_id", "case_id"])
+        table = read_part(part)
     except Exception as exc:
         return f"unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})"
-    return rows_problem(table, part, run_id, planned)
+    return metadata_problem(table, run_id) or rows_problem(table, part, run_id, planned)
+
+
+def metadata_problem(table, run_id: str) -> str | None:
+    """The schema metadata every part carries: a result schema version this normbench reads, and (from
+    version 2 on) the run it was written for."""
+    from normbench.results.schema import SCHEMA_VERSION
+
+    meta = table.schema.metadata or {}
+    version = meta.get(b"normbench_schema_version", b"")
+    if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
+        shown = version.decode(errors="replace")[:20] or "none"
+        return f"schema metadata: result schema version {shown!r} is not one this normbench reads"
+    held = meta.get(b"run_id")
+    if held is not None and held != run_id.encode():
+        return f"schema metadata: written for run {held.decode(errors='replace')[:80]}, not {run_id}"
+    return None
 
 
 def rows_problem(table, part: Path, run_id: str, planned: set[str] | None) -> str | None:

@@ -44,33 +44,32 @@ class IncludeCycle(Exception):
 
 def load_includes(
     data: dict[str, Any], source: str, texts: dict[str, str] | None, chain: tuple[str, ...]
-) -> list[Suite]:
+) -> tuple[list[Suite], list[Problem], list[SuiteError]]:
     """`include = ["stability.toml"]`: other suites whose benches and claims run first, lm-eval style.
     Only files under the including suite's folder (paths relative to it; no absolute paths, no way out
     through '..' or a symlink), and no cycles. Each included file is validated on its own, so its
-    problems name it."""
+    problems name it. Returns the included suites, this file's problems with its `include` key and the
+    errors of the included files: all of them are reported with the rest of this file's problems."""
     from normbench.suite.load import parse_suite
 
     paths = data.get("include", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise SuiteError(source, [Problem("include", "must be a list of suite file paths")])
+        return [], [Problem("include", "must be a list of suite file paths")], []
     if paths and len(chain) > MAX_INCLUDE_DEPTH:
-        raise SuiteError(source, [Problem("include", f"includes nest more than {MAX_INCLUDE_DEPTH} deep")])
+        return [], [Problem("include", f"includes nest more than {MAX_INCLUDE_DEPTH} deep")], []
     folder = Path(source).parent
-    suites = []
+    suites, problems, nested = [], [], []
     for j, rel in enumerate(paths):
         path = str(folder / rel)
         if not _inside(folder, path, resolve=texts is None or path not in texts):
-            raise SuiteError(
-                source,
-                [
-                    Problem(
-                        f"include[{j}]",
-                        f"{rel!r} is outside this suite's folder ({folder}/); a suite includes only "
-                        "files under its own folder",
-                    )
-                ],
+            problems.append(
+                Problem(
+                    f"include[{j}]",
+                    f"{rel!r} is outside this suite's folder ({folder}/); a suite includes only "
+                    "files under its own folder",
+                )
             )
+            continue
         key = os.path.normpath(os.path.abspath(path))
         try:
             if key in chain:
@@ -81,12 +80,15 @@ def load_includes(
                 try:
                     text = read_suite_text(Path(path))
                 except OSError:
-                    raise SuiteError(source, [Problem(f"include[{j}]", f"cannot read {path}")]) from None
+                    problems.append(Problem(f"include[{j}]", f"cannot read {path}"))
+                    continue
             suites.append(parse_suite(text, path, texts, chain))
         except IncludeCycle as cycle:
             cycle.index = j  # the outermost file's index wins: that is where the error is reported
             raise
-    return suites
+        except SuiteError as exc:
+            nested.append(exc)
+    return suites, problems, nested
 
 
 def _inside(folder: Path, path: str, *, resolve: bool) -> bool:

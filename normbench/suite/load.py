@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.core.case import Case
-from normbench.core.errors import NormbenchError, Problem, SuiteError
+from normbench.core.errors import NormbenchError, Problem, SuiteError, printable
 from normbench.core.params import Param, did_you_mean
 from normbench.suite.includes import IncludeCycle, load_includes, merge_includes, read_suite_text
 
@@ -28,7 +28,13 @@ MAX_CASES = int(os.environ.get("NORMBENCH_MAX_CASES", "100000"))
 # Values from the suite file outside the bench parameters go through the same validator as those.
 MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measured); 1024 ran fine
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
-TIMEOUT = Param(float, exclusive_minimum=0.0)
+# A limit beyond ~116 days is no limit, and setitimer cannot take 1e308 (every case would fail on it).
+MAX_TIMEOUT_S = 1e7
+TIMEOUT = Param(
+    float,
+    exclusive_minimum=0.0,
+    check=lambda s: f"must be <= {MAX_TIMEOUT_S:g} s (about 116 days)" if s > MAX_TIMEOUT_S else None,
+)
 
 
 @dataclass
@@ -97,14 +103,24 @@ def parse_suite(
             source, [Problem(where, "TOML syntax error: " + re.sub(r"\s*\(at .*\)$", "", msg))]
         ) from None
     try:
-        included = load_includes(data, source, includes, chain)
+        included, include_problems, nested = load_includes(data, source, includes, chain)
     except IncludeCycle as cycle:
         if _chain:
             raise
         root = os.path.dirname(chain[0])
         names = " -> ".join(os.path.relpath(c, root) for c in cycle.chain)
         raise SuiteError(source, [Problem(f"include[{cycle.index}]", f"cycle {names}")]) from None
-    suite = validate_suite(data, source, text, included_benches=sum(len(s.benches) for s in included))
+    try:  # a bad include is reported together with every other problem of the file
+        suite = validate_suite(
+            data,
+            source,
+            text,
+            included_benches=sum(len(s.benches) for s in included) + len(include_problems) + len(nested),
+        )
+    except SuiteError as exc:
+        raise SuiteError(source, [*include_problems, *exc.problems], nested) from None
+    if include_problems or nested:
+        raise SuiteError(source, include_problems, nested)
     return merge_includes(suite, included)
 
 
@@ -116,9 +132,13 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         problems.append(Problem("name", "required: a non-empty string naming the suite"))
+    elif printable(name) != name:  # it reaches terminals, reports and file names
+        problems.append(Problem("name", f"{name!r} holds control characters"))
     description = data.get("description", "")
     if not isinstance(description, str):
         problems.append(Problem("description", "must be a string"))
+    elif printable(description, keep_newlines=True) != description:
+        problems.append(Problem("description", "holds control characters (other than newlines)"))
     claims = _validate_claims(data.get("claims", []), problems)
     threads = _scalar(data, "threads", THREADS, "", problems)
     timeout = _scalar(data, "timeout_s", TIMEOUT, "", problems)
@@ -219,6 +239,8 @@ def _validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> B
     label = table.get("label", kind)
     if not isinstance(label, str):
         problems.append(Problem(f"{where}.label", "must be a string"))
+    elif printable(label) != label:
+        problems.append(Problem(f"{where}.label", f"{label!r} holds control characters"))
     timeout = _scalar(table, "timeout_s", TIMEOUT, f"{where}.", problems)
     norm_impls = _validate_norms(where, bench, table, problems)
     sweep = _validate_values(where, "sweep", bench.params, table.get("sweep", {}), problems, as_list=True)

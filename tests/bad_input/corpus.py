@@ -376,7 +376,7 @@ ATTEMPTS = [
         "report-output-over-the-manifest",
         ["report", "RUN", "-o", "results/RUN/manifest.json"],
         2,
-        "error: --output results/RUN/manifest.json: would overwrite a file of a stored run",
+        "error: --output results/RUN/manifest.json: would write inside stored run RUN",
         needs_run=True,
         disk=every_case_once,
     ),

@@ -80,7 +80,12 @@ class LMBench(Bench):
     key_order = KEY_ORDER  # how tables order the swept keys (analysis reads it through the registry)
 
     def check_case(self, params, norm, impl):
-        return check_model_case(params, norm)
+        from normbench.data.corpus import corpus_problem
+
+        problems = check_model_case(params, norm)
+        if (problem := corpus_problem(params["data"], params["corpus_dir"])) is not None:
+            problems.append(("corpus_dir", problem))
+        return problems
 
     def identity(self, params):
         from normbench.data import data_identity
@@ -91,7 +96,10 @@ class LMBench(Bench):
 
     @staticmethod
     def model_and_data(case, ctx):
+        from normbench.data.tokens import check_windows_fit
+
         data = load_case_data(ctx, case.params)
+        check_windows_fit(data, case.params["seq"])  # before the model is built or trained
         return build_model(case, data.vocab), data
 
 
