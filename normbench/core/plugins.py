@@ -20,6 +20,7 @@ manifest (`overrides`)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import pkgutil
@@ -106,6 +107,17 @@ def import_package_modules(package: str) -> None:
     load_env_plugins()
 
 
+def _import_plugin(what: str, module: str, load) -> None:
+    """Run `load` as plugin `what` (module `module`): any failure, SystemExit included, is one error."""
+    try:
+        with _importing_plugin(what, module):
+            load()
+    except (NormbenchError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # SystemExit too: a plugin's exit is not normbench's
+        raise _import_failure(what, exc) from exc
+
+
 def load_entry_points(group: str) -> None:
     for ep in entry_points(group=group):
         key = f"{group}:{ep.name}"
@@ -113,15 +125,7 @@ def load_entry_points(group: str) -> None:
             continue
         _loaded.add(key)  # once, even when it fails: the error is reported, not retried per lookup
         what = f"plugin {ep.name!r} ({group} = {ep.value}, from {_dist_name(ep)})"
-        try:
-            with _importing_plugin(what, ep.value.partition(":")[0]):
-                ep.load()
-        except NormbenchError:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit too: a plugin's exit is not normbench's
-            raise _import_failure(what, exc) from exc
+        _import_plugin(what, ep.value.partition(":")[0], ep.load)
         dist = getattr(ep, "dist", None)
         _record(dist.name if dist else None, dist.version if dist else None, ep.value.split(":")[0], key)
 
@@ -131,16 +135,9 @@ def load_env_plugins() -> None:
         if name in _loaded:
             continue
         _loaded.add(name)
-        what = f"plugin {name!r} (from {ENV_VAR})"
-        try:
-            with _importing_plugin(what, name):
-                importlib.import_module(name)
-        except NormbenchError:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit too: a plugin's exit is not normbench's
-            raise _import_failure(what, exc) from exc
+        _import_plugin(
+            f"plugin {name!r} (from {ENV_VAR})", name, functools.partial(importlib.import_module, name)
+        )
         _record(*_owner(name), name, f"{ENV_VAR}:{name}")
 
 
