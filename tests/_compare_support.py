@@ -38,11 +38,13 @@ def store_run(
     jitter: float = 0.0,
     extra_jacobian: bool = False,
     suite: str = "gate",
+    overrides: list[str] | None = None,
 ) -> RunStore:
     """Jacobian rel_err rows (deterministic), one stability case over three seeds (final_loss, deterministic)
     and, when `latency` maps impl -> median, latency cases of 12 tight raw samples (timing). `load`: the
     1-minute load average stored with every case; `jitter`: this run's medians move by it (run to run)."""
-    store = RunStore.create(root, {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": suite})
+    manifest = {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": suite}
+    store = RunStore.create(root, {**manifest, **({"overrides": overrides} if overrides else {})})
 
     def write(kind, norm, impl, params, rows):
         if load is not None:

@@ -115,6 +115,16 @@ def test_timing_rows_on_a_busy_machine_are_not_comparable(tmp_path):
     assert data["exit_code"] == 3 and data["counts"]["x"] == 2 and data["counts"]["="] == 4
 
 
+def test_runs_with_other_plugin_overrides_do_not_compare_times(tmp_path):
+    """A plugin that replaced a built-in (run --allow-override) measured other code under the same name."""
+    medians = {impl: 1e-5 for impl in LATENCY_IMPLS[:2]}
+    store_run(tmp_path, "base", latency=medians)
+    store_run(tmp_path, "new", latency=medians, overrides=["norm 'layernorm': normbench's replaced by fake"])
+    data = _json(_compare(tmp_path, "--format", "json"))
+    assert data["exit_code"] == 3 and data["counts"]["x"] == 2, data["not_compared"]
+    assert all("overrides" in x["reason"] for x in data["not_compared"])
+
+
 def test_noise_above_the_factor_is_inconclusive(tmp_path):
     """Every case moved ±15% by the run's own state: a 1.1x change cannot be told from that."""
     medians = {impl: 1e-5 * (1 + k / 10) for k, impl in enumerate(LATENCY_IMPLS)}

@@ -18,8 +18,9 @@ from __future__ import annotations
 import pandas as pd
 
 # python: the interpreter's per-call overhead is part of a microsecond-scale time
-TIMING_FIELDS = ("cpu", "cpu_count", "torch_threads", "torch", "python", "gpu", "cuda", "cudnn")
-NUMERIC_FIELDS = ("torch", "instruction_set", "gpu", "cuda")
+# overrides: the plugins that replaced a built-in name (run --allow-override) decide what a name measured
+TIMING_FIELDS = ("cpu", "cpu_count", "torch_threads", "torch", "python", "gpu", "cuda", "cudnn", "overrides")
+NUMERIC_FIELDS = ("torch", "instruction_set", "gpu", "cuda", "overrides")
 
 
 def instruction_set(env: dict, other: dict) -> object:

@@ -111,8 +111,8 @@ def command(
     result = compare_frames(
         base_frame,
         new_frame,
-        base_runs[0].manifest.get("env", {}),
-        new_runs[0].manifest.get("env", {}),
+        _compared_env(base_runs[0]),
+        _compared_env(new_runs[0]),
         opts,
     )
     rows = result.rows
@@ -153,6 +153,12 @@ def command(
     if code:
         err.print(verdict.split(";")[0], markup=False)
         raise typer.Exit(code)
+
+
+def _compared_env(store) -> dict:
+    """The run's environment plus the plugin overrides it ran with (`run --allow-override`): a name a
+    plugin replaced holds another implementation's numbers, so runs with other overrides do not compare."""
+    return {**store.manifest.get("env", {}), "overrides": tuple(store.manifest.get("overrides") or ())}
 
 
 def _open_runs(base, new, baseline: bool, baselines: Path | None, results: Path, any_machine: bool):
