@@ -82,7 +82,7 @@ def test_installed_plugin_is_listed_run_and_reported(plugin_site, tmp_path):
     assert normbench(tmp_path, plugin_site, "validate", "plugin.toml").returncode == 0
     ran = normbench(tmp_path, plugin_site, "run", "plugin.toml", "--quiet")
     assert ran.returncode == 0, ran.stderr
-    report = normbench(tmp_path, plugin_site, "report", "latest")
+    report = normbench(tmp_path, plugin_site, "report", "latest", "--full")
     assert report.returncode == 0, report.stderr
     assert "scalenorm:module" in report.stdout
     assert "Output statistics (plugin bench)" in report.stdout

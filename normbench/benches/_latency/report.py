@@ -159,11 +159,12 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
         "implausible (a byte model or timing error), not a win."
     ]
     return [
-        Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes),
+        Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes, keys),
         Table(
             "Bandwidth: GB/s from the byte model (fraction of the copy probe)",
             pd.DataFrame(bw_rows),
             bw_notes,
+            keys,
         ),
     ]
 
@@ -185,7 +186,7 @@ def _head_to_head(cases, keys, notes) -> Table:
     notes = [n for n in notes if n] + [
         "Time = the case's statistic of its raw samples (stat); identity = the copy probe (x.clone())."
     ]
-    return Table("Norms head to head: fastest implementation of each norm", pd.DataFrame(rows), notes)
+    return Table("Norms head to head: fastest implementation of each norm", pd.DataFrame(rows), notes, keys)
 
 
 def _per_impl(cases, keys) -> Table:
@@ -211,7 +212,7 @@ def _per_impl(cases, keys) -> Table:
         notes.append(
             "'of nominal' = fraction of the vendor's nominal bandwidth (a label, not a measurement)."
         )
-    return Table("Per implementation: memory and compile time", pd.DataFrame(rows), notes)
+    return Table("Per implementation: memory and compile time", pd.DataFrame(rows), notes, [*keys, "impl"])
 
 
 def _accuracy(ok, cases, keys) -> Table:
@@ -243,7 +244,7 @@ def _accuracy(ok, cases, keys) -> Table:
         "error / PyTorch eager's error in the same dtype (floored at a quarter of the dtype's spacing at "
         "the largest reference value). SUSPECT = some ratio above 2 (flash-attention's criterion)."
     ]
-    return Table("Accuracy vs float64", pd.DataFrame(rows), notes)
+    return Table("Accuracy vs float64", pd.DataFrame(rows), notes, [*keys, "impl"])
 
 
 def _compile_cell(c) -> str:
