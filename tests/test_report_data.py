@@ -97,7 +97,9 @@ def test_warnings_come_first(runs, tmp_path):
     assert f"run {mixed} is incomplete: 1 of {planned} planned cases have no row" in flat
     assert "4 case(s) are stored in more than one of the runs" in flat
     assert text.splitlines()[2].startswith("warning ")
-    full = CliRunner().invoke(app, ["report", mixed, latency, "--full", "-f", "plain", "--results", str(copy)])
+    full = CliRunner().invoke(
+        app, ["report", mixed, latency, "--full", "-f", "plain", "--results", str(copy)]
+    )
     assert full.stdout.index("\nWarnings\n") < full.stdout.index("Latency:")
     csv = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(copy)])
     assert "is incomplete: 1 of" in csv.stderr and "incomplete" not in csv.stdout
