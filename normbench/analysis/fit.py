@@ -40,7 +40,7 @@ def key_columns(table: Table) -> list[str]:
 
 def fit_table(table: Table, width: int) -> list[Table]:
     """The table as one or more tables whose github rendering is at most `width` characters wide."""
-    frame = table.frame.astype(str)
+    frame = table.frame.map(lambda v: "" if v is None or v is pd.NA or v != v else str(v))  # v != v: NaN
     keys = key_columns(table)
     caption = []
     if len(frame) > 1:
@@ -68,9 +68,10 @@ def fit_table(table: Table, width: int) -> list[Table]:
     out = []
     for i, chunk in enumerate(chunks):
         part = _cut_to_width(frame[[*keys, *chunk]], width)
-        title = table.title if i == 0 else f"{table.title} (continued, {i + 1} of {len(chunks)})"
-        notes = ["All rows: " + "; ".join(caption) + "."] if caption and i == 0 else []
-        out.append(Table(title, part, notes, keys, table.bench))
+        part_of = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+        title = clip(table.title, width - 4 - len(part_of)) + part_of  # 4: the heading's "### "
+        notes = wrap("All rows: " + "; ".join(caption) + ".", width) if caption and i == 0 else []
+        out.append(Table(title, part, ["\n".join(notes)] if notes else [], keys, table.bench))
     return out
 
 
