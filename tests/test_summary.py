@@ -40,6 +40,7 @@ def _latency(store):
             rows += [
                 {"metric": "time_iqr", "unit": "s", "value": t * (0.2 if impl == "functional" else 0.01)},
                 {"metric": "copy_fraction", "unit": "ratio", "value": copy / t},
+                {"metric": "gbps", "unit": "GB/s", "value": 512 * hidden * 8 / t / 1e9},
                 {"metric": "above_copy", "unit": "bool", "value": float(copy / t > 1)},
                 {
                     "metric": "accuracy_suspect",
@@ -47,7 +48,15 @@ def _latency(store):
                     "value": float(norm == "rmsnorm" and hidden == 1024),
                 },
             ]
-            params = {"tokens": 512, "hidden": hidden, "dtype": "fp32", "mode": "fwd", "stat": "median"}
+            params = {
+                "tokens": 512,
+                "hidden": hidden,
+                "dtype": "fp32",
+                "mode": "fwd",
+                "stat": "median",
+                "device": "cpu",
+                "cache": "warm",
+            }
             _case(store, "latency", norm, impl, params, rows)
     params = {"tokens": 512, "hidden": 256, "dtype": "fp32", "mode": "fwd", "stat": "median"}
     why = "apex.normalization not importable: ModuleNotFoundError: No module named 'apex'"
@@ -69,7 +78,14 @@ def _stability(store):
             {"metric": "model_update", "unit": "1", "value": 1.0, "step": 1},
             {"metric": "grad_norm", "unit": "1", "value": 0.5, "step": 1, "site": "block", "layer": depth},
         ]
-        params = {"placement": placement, "depth": depth, "seed": seed, "steps": 40, "d": 64}
+        params = {
+            "placement": placement,
+            "init": "xavier",
+            "depth": depth,
+            "seed": seed,
+            "steps": 40,
+            "d": 64,
+        }
         reason = "held-out loss vs the unigram model's" if status == "stuck" else None
         _case(store, "stability", "layernorm", "module", params, rows, status, reason)
 
