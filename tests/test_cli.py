@@ -181,10 +181,19 @@ def _tables_start(text: str, title: str) -> bool:
 @pytest.mark.parametrize(
     ("fmt", "check"),
     [
-        ("github", lambda t: "### Latency: median time per call" in t and "| layernorm:module" in t),
+        # the terminal view: the summary, then tables fitted to the width (headers stacked: "layernorm:" over "module")
+        (
+            "github",
+            lambda t: (
+                t.startswith("Summary\n") and "### Latency: median time per call" in t and "| layernorm:" in t
+            ),
+        ),
         ("md", lambda t: t.startswith("# normbench report") and "### Latency: median time per call" in t),
+        (
+            "plain",
+            lambda t: t.startswith("Summary\n") and "\n\nLatency: median time per call" in t and "|" not in t,
+        ),
         # a busy machine (the load above the core count) puts a Warnings table first
-        ("plain", lambda t: _tables_start(t, "Latency: median time per call\n") and "|" not in t),
         ("latex", lambda t: _tables_start(t, "% Latency: median time per call") and "\\begin{tabular}" in t),
         ("csv", lambda t: t.startswith("run_id,bench,norm,impl,status,error,case_id,")),
     ],

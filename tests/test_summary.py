@@ -117,7 +117,7 @@ def test_summary_numbers_are_the_tables(stored):
     summary = result.stdout.split("\n\n")[0]
     # hidden 256: layernorm:functional 32 µs, layernorm:module 40 µs -> 1.25x; copy 8 µs -> 25%
     assert "512×256: fastest layernorm:functional 32 µs, 1.25× layernorm:module, 25% of copy" in summary
-    assert "512×1024: fastest rmsnorm:module 100 µs, 1.20× layernorm:module, 30% of copy" in summary
+    assert "512×1024: fastest rmsnorm:module 100 µs, 1.2× layernorm:module, 30% of copy" in summary
     assert "accuracy SUSPECT" in summary and "rmsnorm:module (1)" in summary
     assert "not all ok (ok/stuck/diverged): post 12 0/2/0" in summary
 

@@ -73,7 +73,7 @@ def _shape_line(key: dict, group: pd.DataFrame, baseline: str | None, params) ->
     best = group.loc[group["time_s"].idxmin()]
     text = f"{_shape_name(key, params)}: fastest {best['label']} {format_seconds(best['time_s'])}"
     if baseline and baseline != best["label"] and pd.notna(best.get("speedup_vs_baseline")):
-        text += f", {best['speedup_vs_baseline']:.2f}× {baseline}"
+        text += f", {_times(best['speedup_vs_baseline'])} {baseline}"
     if pd.notna(best.get("copy_fraction")):
         text += f", {best['copy_fraction']:.0%} of copy"
     return text
@@ -95,12 +95,17 @@ def _norm_lines(contenders: pd.DataFrame, keys: list[str], baseline: str | None)
         text = f"{norm} ({len(per_shape)} shapes): fastest " + ", ".join(f"{i} {n}" for i, n in impls.items())
         speed = per_shape["speedup_vs_baseline"].dropna() if "speedup_vs_baseline" in per_shape else []
         if baseline and len(speed):
-            text += f"; {speed.median():.3g}× {baseline} (median, {speed.min():.3g}–{speed.max():.3g})"
+            text += f"; {_times(speed.median())} {baseline} (median, {_times(speed.min())[:-1]}–{_times(speed.max())})"
         copy = per_shape["copy_fraction"].dropna() if "copy_fraction" in per_shape else []
         if len(copy):
             text += f"; {copy.median():.0%} of copy"
         lines.append(text)
     return lines
+
+
+def _times(ratio: float) -> str:
+    """A speedup to 3 significant figures, never in e-notation: 1.25×, 12.9×, 1738×."""
+    return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.3g}×"
 
 
 def _latency_distrust(rec: pd.DataFrame) -> list[str]:
