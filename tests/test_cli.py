@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -75,8 +76,19 @@ def test_run_without_progress_output_when_quiet_and_one_line_per_case_otherwise(
     assert quiet.exit_code == 0 and "[1/2]" not in quiet.stderr
     loud = cli("run", suite, "--results", tmp_path / "b")
     assert loud.exit_code == 0
-    assert "[1/2] ok       latency identity:copy tokens=8 hidden=16" in loud.stderr
-    assert "[2/2] ok       latency identity:copy tokens=8 hidden=32" in loud.stderr
+    # each line: done/total, status, the case's own time, the case; the last adds elapsed and an ETA
+    first, last = (re.search(rf"^\[{i}/2\] ok .*$", loud.stderr, re.M)[0] for i in (1, 2))
+    assert re.fullmatch(r"\[1/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 hidden=16", first)
+    assert re.fullmatch(
+        r"\[2/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 hidden=32  \(elapsed \d+\.\ds, ETA 0\.0s\)",
+        last,
+    )
+
+
+def test_progress_clock():
+    from normbench.cli._progress import clock
+
+    assert [clock(s) for s in (4.24, 65, 3599.6, 7380)] == ["4.2s", "1m05s", "1h00m", "2h03m"]
 
 
 # -- validate -----------------------------------------------------------------------------------------
