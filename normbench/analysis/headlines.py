@@ -92,13 +92,13 @@ def _norm_lines(contenders: pd.DataFrame, keys: list[str], baseline: str | None)
     for norm, g in contenders.groupby("norm", sort=True):
         per_shape = g.loc[g.groupby(keys, dropna=False)["time_s"].idxmin()]
         impls = per_shape["impl"].value_counts()
-        text = f"{norm} ({len(per_shape)} shapes): fastest " + ", ".join(f"{i} {n}" for i, n in impls.items())
+        text = f"{norm}, {len(per_shape)} shapes: fastest " + ", ".join(f"{i} {n}" for i, n in impls.items())
         speed = per_shape["speedup_vs_baseline"].dropna() if "speedup_vs_baseline" in per_shape else []
         if baseline and len(speed):
-            text += f"; {_times(speed.median())} {baseline} (median, {_times(speed.min())[:-1]}–{_times(speed.max())})"
+            text += f"; median {_times(speed.median())} {baseline} ({speed.min():.2g}–{speed.max():.3g})"
         copy = per_shape["copy_fraction"].dropna() if "copy_fraction" in per_shape else []
         if len(copy):
-            text += f"; {copy.median():.0%} of copy"
+            text += f"; copy {copy.median():.0%}"
         lines.append(text)
     return lines
 
@@ -114,9 +114,9 @@ def _latency_distrust(rec: pd.DataFrame) -> list[str]:
     parts = []
     n = len(rec)
     if "high_spread" in rec and (spread := int(rec["high_spread"].fillna(False).astype(bool).sum())):
-        parts.append(f"{spread} of {n} cases spread (IQR > 10% of median, !)")
+        parts.append(f"{spread}/{n} cases IQR > 10% of median (!)")
     if "above_copy" in rec and (above := int((rec["above_copy"].fillna(0) > 0).sum())):
-        parts.append(f"{above} above the copy probe (⚠, implausible)")
+        parts.append(f"{above} above the copy probe (⚠)")
     if "faulted" in rec and (faulted := int((rec["faulted"].fillna(0) > 0).sum())):
         parts.append(f"{faulted} page-faulted")
     lines = ["distrust: " + "; ".join(parts)] if parts else []
@@ -145,7 +145,7 @@ def block_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
     for (tokens, hidden), g in ok.groupby(["tokens", "hidden"], sort=True):
         costs = g[g["block"] != "linear"].sort_values("value")
         cells = ", ".join(f"{b} {v:+.0%}" for b, v in zip(costs["block"], costs["value"], strict=True))
-        lines.append(f"Linear({hidden}→{hidden}) + norm on {tokens} tokens, over the Linear: {cells}")
+        lines.append(f"over Linear({hidden}→{hidden}), {tokens} tokens: {cells}")
     return lines
 
 
@@ -165,13 +165,14 @@ def jacobian_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
         fails = data[data[held] == 0].groupby("label").size()
         total = data.groupby("label").size()
         if fails.empty:
-            lines.append(f"{name} bound held for every input ({len(data)} inputs, {len(total)} norms)")
+            lines.append(f"{name} holds for every input ({len(data)} inputs, {len(total)} norms)")
         else:
             held_for = [n for n in total.index if n not in fails.index]
             lines.append(
-                f"{name} bound FAILS for "
+                f"{name} FAILS: "
                 + ", ".join(f"{n} {fails[n]}/{total[n]}" for n in fails.index)
-                + (f"; held for {', '.join(held_for)}" if held_for else "")
+                + " inputs"
+                + (f"; holds: {', '.join(held_for)}" if held_for else "")
             )
     if "rel_err" in data and "closed_form_kind" in data:
         exact = data[data["closed_form_kind"] == "exact"]["rel_err"].abs()
