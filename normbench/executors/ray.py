@@ -1,6 +1,6 @@
 """The Ray executor: one suite across the cores of a box or the nodes of a cluster.
 
-Design (README "Scale out on Ray"):
+Design (docs/scale-out.md):
 - Every case is one Ray task asking for `num_cpus = threads` (and `num_gpus = 1` on CUDA). Tasks return
   rows; this process writes each part as its case finishes, through the same RunStore (atomic parts,
   manifest, lock), so --resume, --only, --shard, report and compare work unchanged.
@@ -56,7 +56,7 @@ def connect(ray, address: str | None, jobs: int | None) -> bool:
             ray.shutdown()
             raise NormbenchError(
                 f"the Ray cluster at {address} has no {NODE_RESOURCE!r} resource: start each node with "
-                f"`ray start ... --resources='{{\"{NODE_RESOURCE}\": 1}}'` (README, Scale out on Ray)"
+                f"`ray start ... --resources='{{\"{NODE_RESOURCE}\": 1}}'` (docs/scale-out.md)"
             )
         return False
     # A local Ray of one node talks over loopback only: without this Ray names the node by the address of

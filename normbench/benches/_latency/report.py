@@ -72,7 +72,7 @@ def _process_notes(ok, cases) -> list[str]:
         )
         notes.append(
             "⚠ Page faults in a quarter or more of the timed samples (memory mapped afresh while timing; "
-            f"see README, Measuring honestly): {labels}."
+            f"see docs/methodology.md, Measuring honestly): {labels}."
         )
     return notes
 
@@ -153,7 +153,7 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
         f"Time = the {stat} of each case's raw samples; ! = IQR above 10% of the median."
     ]
     bw_notes = [
-        "GB/s from the byte model (README); in brackets the fraction of the copy probe's GB/s, timed in "
+        "GB/s from the byte model (docs/methodology.md); in brackets the fraction of the copy probe's GB/s, timed in "
         "alternation with the norm of the first case of its shape, mode and cache state in the process and "
         "reused by the others (copy_reused, copy_from); " + IMPLAUSIBLE + " = "
         "implausible (a byte model or timing error), not a win."
