@@ -62,6 +62,7 @@ def command(
 ) -> None:
     from normbench.analysis.report import build_tables, check_baseline
     from normbench.analysis.summary import build_summary
+    from normbench.analysis.terminal import Selection
     from normbench.core.tables import MACHINE_FORMATS, render
     from normbench.results.store import read_runs
 
@@ -75,19 +76,24 @@ def command(
     summary = build_summary(frame, manifests, baseline=baseline)
     if bench:
         summary = [s for s in summary if s.section in (*bench, "run", "warning", "not ok")]
+    choice = Selection(bench or [], table or [], [c for c in (columns or "").split(",") if c])
     if fmt in MACHINE_FORMATS:
         text = _records(frame, manifests, fmt, baseline, summary)
     elif fmt in ("github", "plain") and not full:
         from normbench.analysis.summary import summary_text
-        from normbench.analysis.terminal import Selection, terminal_report
+        from normbench.analysis.terminal import terminal_report
 
         width = terminal_width()
-        choice = Selection(bench or [], table or [], [c for c in (columns or "").split(",") if c])
         tables = build_tables(frame, manifests, baseline=baseline, warnings=False)
         text = terminal_report(tables, summary_text(summary, width), fmt, width, choice)
     else:
-        text = render(build_tables(frame, manifests, baseline=baseline), fmt)
-        if fmt != "latex":
+        from normbench.analysis.terminal import choose_tables
+
+        tables = build_tables(frame, manifests, baseline=baseline)
+        text = render(
+            choose_tables(tables, choice) if choice.any else tables, fmt
+        )  # --full keeps every column
+        if fmt != "latex" and not choice.tables:  # --table: the tables asked for, nothing else
             text = _summary_block(summary, fmt) + text
     if fmt == "md":
         text = _markdown(text, frame, manifests, output, results)
