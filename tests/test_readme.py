@@ -1,6 +1,6 @@
 """README.md cannot rot: every ```bash block marked `<!-- runnable -->` runs, in order, as a newcomer would type
-it (a fresh folder, NORMBENCH_RESULTS pointing into it, `normbench` on the PATH), and exits 0; the README stays
-within 250 lines and its report excerpt fits the width the report promises."""
+it (a fresh folder, NORMBENCH_RESULTS pointing into it, `normbench` on the PATH), and exits 0; the quick suite's
+report then fits 80 lines of 120 characters; the README stays within 250 lines and its excerpt fits that width."""
 
 from __future__ import annotations
 
@@ -49,3 +49,11 @@ def test_runnable_blocks_run(tmp_path):
         assert done.returncode == 0, f"README block failed:\n{block}\nstderr:\n{done.stderr[-3000:]}"
     runs = [p for p in (tmp_path / "results").iterdir() if (p / "manifest.json").exists()]
     assert len(runs) == len(re.findall(r"^normbench run ", "\n".join(blocks), re.M))
+    # the quick suite's report, as the README promises: at most 80 lines, none over 120 characters
+    quick = next(p.name for p in runs if "-quick-" in p.name)
+    report = subprocess.run(
+        ["normbench", "report", quick], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    lines = report.stdout.splitlines()
+    assert report.returncode == 0 and lines[0] == "Summary" and lines.index("") <= 26
+    assert len(lines) <= 80 and max(map(len, lines)) <= 120
