@@ -153,7 +153,7 @@ class Block(Bench):
         return CaseResult(rows)
 
     def headline(self, frame, opts):
-        from normbench.analysis.headlines import block_headline
+        from normbench.benches._block_report import block_headline
 
         return block_headline(frame, opts)
 

@@ -223,7 +223,7 @@ class Jacobian(Bench):
         return CaseResult(rows)
 
     def headline(self, frame, opts):
-        from normbench.analysis.headlines import jacobian_headline
+        from normbench.jacobian.report import jacobian_headline
 
         return jacobian_headline(frame, opts)
 

@@ -248,7 +248,7 @@ class Latency(Bench):
         return CaseResult(rows)
 
     def headline(self, frame, opts):
-        from normbench.analysis.headlines import latency_headline
+        from normbench.benches._latency.headline import latency_headline
 
         return latency_headline(frame, opts)
 

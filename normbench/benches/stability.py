@@ -96,7 +96,7 @@ class Stability(LMBench):
         return CaseResult(rows, status, reason)
 
     def headline(self, frame, opts):
-        from normbench.analysis.headlines import stability_headline
+        from normbench.benches._lm.headline import stability_headline
 
         return stability_headline(frame, opts)
 
