@@ -1,7 +1,7 @@
 """Does a whole process draw a level? One latency case (LayerNorm 4096x1024 fwd, 1 thread, defaults) in
 fresh processes, variants alternating so drifting load falls on all alike, beside the blocked_autorange peer
 in its own fresh processes. Prints each variant's per-process medians, their CV and max/min (issue 16: the
-figures behind README "Placement" and the selfcheck-bench reading came from these comparisons).
+figures behind docs/methodology.md "Placement" and the selfcheck-bench reading came from these comparisons).
 
     python scripts/process_levels.py [--runs N] [--variants default,placements5,malloc,fast]
 

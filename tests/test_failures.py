@@ -63,7 +63,8 @@ def test_raising_and_nan_impls_are_stored_failed_and_the_run_goes_on(tmp_path, n
     bookkeeping = {"case_wall_s", "loadavg_1m", "case_started_unix", "case_finished_unix"}
     assert set(failed["metric"]) <= bookkeeping  # no timing rows for a failed case
 
-    report = cli("report", "--results", results, "--format", "plain")  # the report lists them, with reasons
+    # the report lists them, with reasons
+    report = cli("report", "--results", results, "--format", "plain", "--full")
     assert report.exit_code == 0, report.output
     section = report.stdout[report.stdout.index("Cases not ok") :]
     for reason in (raised, nan, "CUDA is not available on this machine"):

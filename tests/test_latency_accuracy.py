@@ -97,7 +97,7 @@ def test_plugin_norm_is_flagged_in_the_report(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     report = subprocess.run(
-        base + ["report", "latest", "--results", str(tmp_path)],
+        base + ["report", "latest", "--full", "--results", str(tmp_path)],
         env=env,
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "normbench"
 
 # Bottom to top. A module may import its own package, any lower layer, and nothing else: not a higher layer,
-# and not a different package on its own layer (siblings stay independent). README "Layers" draws this.
+# and not a different package on its own layer (siblings stay independent). docs/extending.md "Layers" draws this.
 LAYERS = [
     {"core"},  # errors, Param, did_you_mean, tables, stats, Registry, plugin discovery
     {"norms", "timing", "data"},  # what is measured, how time is taken, what models train on

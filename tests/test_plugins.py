@@ -87,7 +87,7 @@ def test_installed_plugin_is_listed_run_and_reported(plugin_site, tmp_path):
     (plugin,) = manifest["env"]["plugins"]  # the distribution whose norm and bench the run imported
     assert (plugin["name"], plugin["version"]) == ("normbench-scalenorm", "0.1.0")
     assert {"normbench.norms:scalenorm", "normbench.benches:outstats"} <= set(plugin["registered"])
-    report = normbench(tmp_path, plugin_site, "report", "latest")
+    report = normbench(tmp_path, plugin_site, "report", "latest", "--full")
     assert report.returncode == 0, report.stderr
     assert "scalenorm:module" in report.stdout
     assert "Output statistics (plugin bench)" in report.stdout

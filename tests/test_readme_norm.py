@@ -1,4 +1,4 @@
-"""README "Adding a norm" is complete: its code block, run as a module, registers a norm that lists its
+"""docs/extending.md "Adding a norm" is complete: its code block, run as a module, registers a norm that lists its
 capabilities, validates in a suite, and runs latency (with accuracy rows), jacobian (closed form agrees)
 and block cases in-process."""
 
@@ -16,8 +16,8 @@ from normbench.norms import registry
 
 
 def readme_norm_code() -> str:
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("### Adding a norm") :]
+    text = (REPO / "docs" / "extending.md").read_text()
+    section = text[text.index("## Adding a norm") :]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 

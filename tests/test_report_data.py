@@ -92,10 +92,15 @@ def test_warnings_come_first(runs, tmp_path):
     result = CliRunner().invoke(app, ["report", mixed, latency, "--format", "plain", "--results", str(copy)])
     assert result.exit_code == 0, result.output
     text = result.stdout
-    assert text.startswith("Warnings\n")
-    assert f"run {mixed} is incomplete: 1 of {planned} planned cases have no row" in text
-    assert "4 case(s) are stored in more than one of the runs" in text
-    assert text.index("Warnings") < text.index("Latency:")
+    assert text.startswith("Summary\n")  # the summary opens with the runs, then the warnings, wrapped whole
+    flat = " ".join(text.split())
+    assert f"run {mixed} is incomplete: 1 of {planned} planned cases have no row" in flat
+    assert "4 case(s) are stored in more than one of the runs" in flat
+    assert text.splitlines()[2].startswith("warning ")
+    full = CliRunner().invoke(
+        app, ["report", mixed, latency, "--full", "-f", "plain", "--results", str(copy)]
+    )
+    assert full.stdout.index("\nWarnings\n") < full.stdout.index("Latency:")
     csv = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(copy)])
     assert "is incomplete: 1 of" in csv.stderr and "incomplete" not in csv.stdout
 

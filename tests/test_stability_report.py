@@ -48,7 +48,7 @@ def test_tiny_suite_runs_and_reports(tmp_path):
         app, ["run", str(suite), "--results", str(tmp_path / "r"), "--quiet", "--threads", "1"]
     )
     assert result.exit_code == 0, result.output
-    report = runner.invoke(app, ["report", "latest", "--results", str(tmp_path / "r")])
+    report = runner.invoke(app, ["report", "latest", "--full", "--results", str(tmp_path / "r")])
     assert report.exit_code == 0, report.output
     text = report.output
     for title in (

@@ -144,7 +144,7 @@ def test_a_real_run_of_stability_and_block_reports_the_trade_off(dataset_runs):
     from normbench.results.store import RunStore
 
     results, mixed, _ = dataset_runs
-    shown = CliRunner().invoke(app, ["report", mixed, "--results", str(results)])
+    shown = CliRunner().invoke(app, ["report", mixed, "--full", "--results", str(results)])
     assert shown.exit_code == 0 and "Norms: what each costs at inference" in shown.stdout
     csv = CliRunner().invoke(app, ["report", mixed, "--format", "csv", "--results", str(results)])
     (rec,) = pd.read_csv(io.StringIO(csv.stdout)).query("bench == 'tradeoff'").to_dict("records")

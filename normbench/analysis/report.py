@@ -11,13 +11,16 @@ from normbench.results.schema import FIXED_COLUMNS
 FIXED = set(FIXED_COLUMNS)
 
 
-def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | None = None) -> list[Table]:
-    """The report's tables, warnings first. Raises NormbenchError for a --baseline not in the run."""
+def build_tables(
+    frame: pd.DataFrame, manifests: list[dict], *, baseline: str | None = None, warnings: bool = True
+) -> list[Table]:
+    """The report's tables, warnings first (warnings=False: left to the summary, which lists them).
+    Raises NormbenchError for a --baseline not in the run."""
     from normbench.benches import all_benches
     from normbench.results.env import machines_of
 
     check_baseline(frame, baseline)
-    warnings = report_warnings(frame, manifests)
+    warnings = report_warnings(frame, manifests) if warnings else []
     frame = one_copy_per_case(frame)
     machine = machines_of(manifests)
     opts = ReportOptions(baseline=baseline, machine=machine)
@@ -29,7 +32,8 @@ def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | 
 
     for kind in sorted(dict.fromkeys(frame["bench"]), key=bench_order):
         if kind in benches:
-            tables.extend(benches[kind].report(bench_rows(frame, benches[kind]), opts))
+            for table in benches[kind].report(bench_rows(frame, benches[kind]), opts):
+                tables.append(with_keys(table, benches[kind]))
     from normbench.analysis.derived import derived_tables
 
     tables.extend(derived_tables(frame))  # across bench kinds: the norms' trade-off, the fluctuation
@@ -40,6 +44,22 @@ def build_tables(frame: pd.DataFrame, manifests: list[dict], *, baseline: str | 
     if len(tables) == len(warnings[:1]):
         tables.append(Table("No results", pd.DataFrame({"note": ["the run stored no rows yet"]})))
     return tables
+
+
+LABEL_COLUMNS = ("norm", "impl", "config", "layer", "block")
+
+
+def with_keys(table: Table, bench) -> Table:
+    """The table tagged with its bench kind, and its key columns when report() did not name them: the
+    leading columns that are the bench's parameters or row labels (norm, impl, layer ...)."""
+    table.bench = bench.kind
+    if not table.keys:
+        names = set(bench.params) | set(bench.labels) | set(LABEL_COLUMNS)
+        for column in table.frame.columns:
+            if column not in names:
+                break
+            table.keys.append(column)
+    return table
 
 
 def claims_table(frame: pd.DataFrame, manifests: list[dict]) -> Table | None:

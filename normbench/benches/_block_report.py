@@ -62,3 +62,16 @@ def block_tables(frame, opts) -> list[Table]:
         Table("Block: Linear(d->d) + norm at inference, time per call", pd.DataFrame(time_rows), notes),
         Table("Block: error vs float64, and the BatchNorm fold check", pd.DataFrame(acc_rows), acc_notes),
     ]
+
+
+def block_headline(rows, opts) -> list[str]:
+    """Per shape, each block's cost over the Linear alone, cheapest first."""
+    ok = rows[(rows["status"] == "ok") & (rows["metric"] == "over_linear")]
+    if ok.empty:
+        return []
+    lines = []
+    for (tokens, hidden), g in ok.groupby(["tokens", "hidden"], sort=True):
+        costs = g[g["block"] != "linear"].sort_values("value")
+        cells = ", ".join(f"{b} {v:+.0%}" for b, v in zip(costs["block"], costs["value"], strict=True))
+        lines.append(f"over Linear({hidden}→{hidden}), {tokens} tokens: {cells}")
+    return lines

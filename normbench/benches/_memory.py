@@ -9,7 +9,7 @@ the 2-core EPYC (issue 16), a third of a small suite's wall time, and which a pe
 need. Both modes gave the same peaks (LayerNorm, RMSNorm, BatchNorm 512x256, fwd and fwd+bwd, after a first
 call; tests/test_latency_bench.py checks the figure against a closed form). Memory that libraries allocate outside torch's allocator
 (oneDNN scratchpads, OpenMP stacks) is not seen, and tracemalloc sees none of torch's memory at all, so
-the CPU figure is a lower bound on the process's peak: stated so in the README.
+the CPU figure is a lower bound on the process's peak: stated so in docs/methodology.md.
 """
 
 from __future__ import annotations

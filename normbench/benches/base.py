@@ -7,6 +7,7 @@ its stored rows become report tables.
         params = {"hidden": Param(int, minimum=1), ...}
         def run_case(self, case, ctx): ...        -> CaseResult (rows: metric, unit, value, ...)
         def report(self, frame, opts): ...        -> list[Table]
+        def headline(self, frame, opts): ...      -> list[str] (the report summary's lines)
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ class Bench:
         raise NotImplementedError
 
     def report(self, frame: pd.DataFrame, opts: ReportOptions) -> list[Table]:
+        return []
+
+    def headline(self, rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
+        """The report summary's lines for this kind (its rows, every status): the answer in a few lines
+        of prose, each at most ~110 characters, and what to distrust. [] = no summary lines."""
         return []
 
     def per_case(self, rows: pd.DataFrame) -> pd.DataFrame:

@@ -155,6 +155,11 @@ class Block(Bench):
             row.setdefault("timer", samples.timer)
         return CaseResult(rows)
 
+    def headline(self, frame, opts):
+        from normbench.benches._block_report import block_headline
+
+        return block_headline(frame, opts)
+
     def report(self, frame, opts):
         from normbench.benches._block_report import block_tables
 

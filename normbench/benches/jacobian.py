@@ -237,6 +237,11 @@ class Jacobian(Bench):
                 return CaseResult(rows, "failed", disagreement)
         return CaseResult(rows)
 
+    def headline(self, frame, opts):
+        from normbench.jacobian.report import jacobian_headline
+
+        return jacobian_headline(frame, opts)
+
     def report(self, frame, opts):
         from normbench.jacobian.report import jacobian_tables
 

@@ -247,6 +247,11 @@ class Latency(Bench):
                 row.setdefault("copy_from", copy_from or case.case_id)
         return CaseResult(rows)
 
+    def headline(self, frame, opts):
+        from normbench.benches._latency.headline import latency_headline
+
+        return latency_headline(frame, opts)
+
     def report(self, frame, opts):
         from normbench.benches._latency.report import latency_tables
 

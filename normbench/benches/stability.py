@@ -102,6 +102,11 @@ class Stability(LMBench):
             rows.append({"metric": "diverged_step", "unit": "step", "value": float(step)})
         return CaseResult(rows, status, reason)
 
+    def headline(self, frame, opts):
+        from normbench.benches._lm.headline import stability_headline
+
+        return stability_headline(frame, opts)
+
     def report(self, frame, opts):
         return stability_tables(frame)
 

@@ -29,7 +29,12 @@ def _command_modules():
 
 for _module in _command_modules():
     _help = (_module.__doc__ or "").strip().replace("\n", " ")
-    app.command(_module.NAME, help=_help, rich_help_panel=getattr(_module, "PANEL", None))(_module.command)
+    app.command(
+        _module.NAME,
+        help=_help,
+        rich_help_panel=getattr(_module, "PANEL", None),
+        cls=getattr(_module, "COMMAND_CLASS", None),  # run: the bench parameters as flags
+    )(_module.command)
 
 
 def _print_version(value: bool) -> None:

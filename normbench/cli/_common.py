@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -16,6 +17,88 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 
 RESULTS_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
+# The --results option of every command: NORMBENCH_RESULTS through typer's envvar=, so --help shows it.
+RESULTS_HELP = "Results directory."
+
+
+def results_option(help: str = RESULTS_HELP):
+    return typer.Option(
+        "--results",
+        "-r",
+        help=help,
+        envvar="NORMBENCH_RESULTS",
+        show_envvar=True,
+    )
+
+
+class ReportFormat(StrEnum):
+    """report: display tables (github, plain, md, latex) or numeric records (csv, json)."""
+
+    github = "github"
+    plain = "plain"
+    md = "md"
+    latex = "latex"
+    csv = "csv"
+    json = "json"
+
+
+class CompareFormat(StrEnum):
+    github = "github"
+    plain = "plain"
+    md = "md"
+    csv = "csv"
+    json = "json"
+
+
+class ExportFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+    jsonl = "jsonl"
+    gab = "gab"  # github-action-benchmark, customSmallerIsBetter
+    bmf = "bmf"  # Bencher Metric Format
+
+
+class PlotFormat(StrEnum):
+    png = "png"
+    svg = "svg"
+    pdf = "pdf"
+
+
+def terminal_width() -> int:
+    """The terminal's width when stdout is one; else COLUMNS when set; else 120 (CI logs, pipes)."""
+    import shutil
+    import sys
+
+    if sys.stdout.isatty():
+        return max(40, shutil.get_terminal_size((120, 24)).columns)
+    try:
+        return max(40, int(os.environ["COLUMNS"]))
+    except (KeyError, ValueError):
+        return 120
+
+
+def complete_runs(incomplete: str) -> list[str]:
+    """Shell completion of run ids: 'latest', 'latest:SUITE' and the runs under the results directory."""
+    root = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
+    try:
+        runs = sorted((p.name for p in root.iterdir() if (p / "manifest.json").is_file()), reverse=True)
+    except OSError:
+        runs = []
+    return [r for r in ["latest", *runs] if r.startswith(incomplete)]
+
+
+def complete_suites(incomplete: str) -> list[str]:
+    """Shell completion of suite names (the shipped suites) and .toml files here."""
+    from normbench.suite.catalog import packaged_suites
+
+    names = list(packaged_suites())
+    try:
+        names += sorted(
+            str(p) for p in Path(".").glob("**/*.toml") if "suites" in p.parts or p.parent == Path(".")
+        )
+    except OSError:
+        pass
+    return [n for n in names if n.startswith(incomplete)]
 
 
 def debug() -> bool:

@@ -1,7 +1,10 @@
 """The run progress bar: current case, done/total, elapsed and an ETA. Off with --quiet or when stderr
-is not a terminal (CI logs then get one line per finished case instead)."""
+is not a terminal: CI logs then get one line per finished case with its time, and every ETA_EVERY cases
+(and on the last) the elapsed time and an ETA from the mean case time so far."""
 
 from __future__ import annotations
+
+import time
 
 from rich.progress import (
     BarColumn,
@@ -25,9 +28,22 @@ class CaseColumn(ProgressColumn):
         return Text(task.fields.get("case", ""), style="bold")
 
 
+ETA_EVERY = 10
+
+
+def clock(seconds: float) -> str:
+    """1m05s, 2h03m, 4.2s: a duration as a person reads it in a log."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
 class RunProgress:
     def __init__(self, total: int, *, quiet: bool):
         self.quiet = quiet
+        self.started = time.monotonic()
+        self.case_started = self.started
         self.live = not quiet and err.is_terminal
         self.total = total
         self.done = 0
@@ -54,6 +70,7 @@ class RunProgress:
             self.progress.stop()
 
     def start_case(self, case) -> None:
+        self.case_started = time.monotonic()
         if self.live:
             self.progress.update(self.task, case=printable(case.short_label)[:70])
 
@@ -64,4 +81,10 @@ class RunProgress:
             if status != "ok":
                 self.progress.console.print(printable(f"  {status}: {case.short_label}"), markup=False)
         elif not self.quiet:
-            err.print(printable(f"[{self.done}/{self.total}] {status:<8} {case.short_label}"), markup=False)
+            now = time.monotonic()
+            line = f"[{self.done}/{self.total}] {status:<8} {clock(now - self.case_started):>6}  {case.short_label}"
+            if self.done % ETA_EVERY == 0 or self.done == self.total:
+                elapsed = now - self.started
+                eta = elapsed / self.done * (self.total - self.done)
+                line += f"  (elapsed {clock(elapsed)}, ETA {clock(eta)})"
+            err.print(printable(line), markup=False)

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, err, out
+from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out
 from normbench.core.errors import NormbenchError
 
 NAME = "compare"
@@ -80,7 +80,7 @@ def command(
         typer.Option("--allow-load", help="Compare cases timed while the load exceeded the core count."),
     ] = False,
     fmt: Annotated[
-        str,
+        CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
     ] = "github",
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,

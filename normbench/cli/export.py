@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, err
+from normbench.cli._common import RESULTS_DIR, ExportFormat, cli_errors, err
 from normbench.core.errors import NormbenchError
 
 NAME = "export"
@@ -28,7 +28,7 @@ def command(
         Path, typer.Option("--output", "-o", help="The file to write ('-' = stdout for csv/jsonl).")
     ] = ...,
     fmt: Annotated[
-        str | None,
+        ExportFormat | None,
         typer.Option(
             "--format",
             "-f",

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.cli._common import RESULTS_DIR, cli_errors, out, results_option
 from normbench.core.errors import NormbenchError, printable
 
 NAME = "list"
@@ -28,7 +28,7 @@ def command(
     what: Annotated[
         What | None, typer.Argument(help="What to list (default: norms, benches, suites and plugins).")
     ] = None,
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="text, or json (with `runs`: one object per run).")
     ] = "text",

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, out
-from normbench.core.errors import NormbenchError
+from normbench.cli._common import RESULTS_DIR, PlotFormat, cli_errors, complete_runs, out, results_option
 
 NAME = "plot"
 PANEL = "Results"
@@ -18,28 +17,30 @@ PANEL = "Results"
 @cli_errors
 def command(
     runs: Annotated[
-        list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)
+        list[str] | None,
+        typer.Argument(
+            help="Run ids, or 'latest' (default).", show_default=False, autocompletion=complete_runs
+        ),
     ] = None,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="Output directory (default: results/<run>/plots).")
+        Path | None,
+        typer.Option("--output", "-o", "--out", help="Output directory (default: results/<run>/plots)."),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="png | svg | pdf")] = "png",
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    fmt: Annotated[PlotFormat, typer.Option("--format", "-f", help="Figure file format.")] = PlotFormat.png,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.plots import plot_run
     from normbench.results.env import machines_of
     from normbench.results.paths import check_output_dir
     from normbench.results.store import read_runs
 
-    if fmt not in ("png", "svg", "pdf"):
-        raise NormbenchError(f"--format {fmt!r}: png, svg or pdf")
     if out_dir is not None:
         check_output_dir(out_dir, "--out")
     frame, manifests = read_runs(results, runs or ["latest"])
     # the run's own folder (its manifest's run_id is checked equal to the folder name when opened)
     target = out_dir or results / manifests[-1]["run_id"] / "plots"
     machine = machines_of(manifests)
-    paths = plot_run(frame, target, machine=machine, fmt=fmt)
+    paths = plot_run(frame, target, machine=machine, fmt=str(fmt))
     if not paths:
         out.print("no figures: the run has no rows a plot knows how to draw", markup=False)
     for path in paths:

@@ -1,5 +1,6 @@
-"""Print tables from stored results (the Parquet parts, never memory), warnings first. Several run ids
-combine shards. csv and json are data: one numeric record per case (and per input, tensor or layer)."""
+"""Print a summary and the tables of stored results (the Parquet parts, never memory). In a terminal the
+tables are fitted to its width and the whole fits in about 80 lines (--full: every table with its notes).
+Several run ids combine shards. csv and json are data: one numeric record per case."""
 
 from __future__ import annotations
 
@@ -8,8 +9,16 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, err, out
-from normbench.core.errors import NormbenchError
+from normbench.cli._common import (
+    RESULTS_DIR,
+    ReportFormat,
+    cli_errors,
+    complete_runs,
+    err,
+    out,
+    results_option,
+    terminal_width,
+)
 
 NAME = "report"
 PANEL = "Results"
@@ -18,34 +27,74 @@ PANEL = "Results"
 @cli_errors
 def command(
     runs: Annotated[
-        list[str] | None, typer.Argument(help="Run ids, or 'latest' (default).", show_default=False)
+        list[str] | None,
+        typer.Argument(
+            help="Run ids, or 'latest' (default).", show_default=False, autocompletion=complete_runs
+        ),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="github | plain | latex | csv | json | md")
-    ] = "github",
+        ReportFormat, typer.Option("--format", "-f", help="Table or record format.")
+    ] = ReportFormat.github,
+    full: Annotated[
+        bool, typer.Option("--full", help="Every table with its notes, however wide (github, plain).")
+    ] = False,
+    bench: Annotated[
+        list[str] | None,
+        typer.Option("--bench", help="Only this bench kind's summary and tables; repeatable."),
+    ] = None,
+    table: Annotated[
+        list[str] | None,
+        typer.Option("--table", help="Only the tables whose title contains WORD (any case); repeatable."),
+    ] = None,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated result columns to keep (substring or glob), e.g. 'rmsnorm*,fastest'."
+        ),
+    ] = None,
     baseline: Annotated[
         str | None, typer.Option(help="norm:impl for the speedup column (default: each bench's).")
     ] = None,
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
     ] = None,
 ) -> None:
-    from normbench.analysis.report import build_tables
-    from normbench.core.tables import FORMATS, MACHINE_FORMATS, render
+    from normbench.analysis.report import build_tables, check_baseline
+    from normbench.analysis.summary import build_summary
+    from normbench.analysis.terminal import Selection
+    from normbench.core.tables import MACHINE_FORMATS, render
     from normbench.results.store import read_runs
 
-    if fmt not in FORMATS:
-        raise NormbenchError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
+    fmt = str(fmt)
     if output:
         from normbench.results.paths import check_output_file
 
         check_output_file(output, "--output")
     frame, manifests = read_runs(results, runs or ["latest"])
+    check_baseline(frame, baseline)
+    summary = build_summary(frame, manifests, baseline=baseline)
+    if bench:
+        summary = [s for s in summary if s.section in (*bench, "run", "warning", "not ok")]
+    choice = Selection(bench or [], table or [], [c for c in (columns or "").split(",") if c])
     if fmt in MACHINE_FORMATS:
-        text = _records(frame, manifests, fmt, baseline)
+        text = _records(frame, manifests, fmt, baseline, summary)
+    elif fmt in ("github", "plain") and not full:
+        from normbench.analysis.summary import summary_text
+        from normbench.analysis.terminal import terminal_report
+
+        width = terminal_width()
+        tables = build_tables(frame, manifests, baseline=baseline, warnings=False)
+        text = terminal_report(tables, summary_text(summary, width), fmt, width, choice)
     else:
-        text = render(build_tables(frame, manifests, baseline=baseline), fmt)
+        from normbench.analysis.terminal import choose_tables
+
+        tables = build_tables(frame, manifests, baseline=baseline)
+        text = render(
+            choose_tables(tables, choice) if choice.any else tables, fmt
+        )  # --full keeps every column
+        if fmt != "latex" and not choice.tables:  # --table: the tables asked for, nothing else
+            text = _summary_block(summary, fmt) + text
     if fmt == "md":
         text = _markdown(text, frame, manifests, output, results)
     if output:
@@ -55,11 +104,21 @@ def command(
         out.print(text, markup=False, end="")
 
 
-def _records(frame, manifests, fmt: str, baseline: str | None) -> str:
+def _summary_block(summary, fmt: str) -> str:
+    """The summary above the full tables: a list in md/github, plain lines otherwise."""
+    from normbench.analysis.summary import summary_text
+
+    if fmt in ("md", "github"):
+        return "## Summary\n\n" + "".join(f"- **{s.section}**: {s.text}\n" for s in summary) + "\n"
+    return "Summary\n" + "\n".join(summary_text(summary, 10**6)) + "\n\n"
+
+
+def _records(frame, manifests, fmt: str, baseline: str | None, summary) -> str:
     """csv/json: one numeric record per case (analysis/records.py); warnings on stderr (csv) or beside
-    the records (json), claims verdicts too (json)."""
+    the records (json), claims verdicts and the summary lines too (json)."""
     from normbench.analysis.records import case_records
     from normbench.analysis.report import check_baseline, claims_table, one_copy_per_case, report_warnings
+    from normbench.analysis.summary import summary_records
     from normbench.core.tables import plain_records, write_records
 
     check_baseline(frame, baseline)
@@ -78,6 +137,7 @@ def _records(frame, manifests, fmt: str, baseline: str | None) -> str:
         fmt,
         runs=[m["run_id"] for m in manifests],
         warnings=warnings,
+        summary=summary_records(summary),
         claims=plain_records(claims.frame) if claims is not None else [],
     )
 

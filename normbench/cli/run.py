@@ -9,23 +9,48 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, err, out, parse_shard
+from normbench.cli._bench_flags import META_KEY, BenchFlagsCommand
+from normbench.cli._common import (
+    RESULTS_DIR,
+    cli_errors,
+    complete_suites,
+    err,
+    out,
+    parse_shard,
+    results_option,
+)
 from normbench.core.errors import printable
 
 NAME = "run"
 PANEL = "Run"
+COMMAND_CLASS = BenchFlagsCommand
 
 
 @cli_errors
 def command(
+    ctx: typer.Context,
     suite: Annotated[
         str | None,
         typer.Argument(
             help="Suite TOML file, or the name of a shipped suite (quick, paper, ...); not needed with --resume.",
             show_default=False,
+            autocompletion=complete_suites,
         ),
     ] = None,
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    bench: Annotated[
+        str | None,
+        typer.Option(
+            help="Run without a suite file: this bench kind, with its parameters as flags, e.g. --bench latency "
+            "--norms layernorm,rmsnorm:composite --tokens 4096 --hidden 1024 --dtype bf16 (a,b = a sweep; "
+            "`normbench list benches` names them).",
+            show_default=False,
+        ),
+    ] = None,
+    norms: Annotated[
+        str | None,
+        typer.Option(help="With --bench: norms or norm:impl, comma-separated.", show_default=False),
+    ] = None,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
     resume: Annotated[
         str | None,
         typer.Option(help="Finish RUN_ID (or 'latest'): run only its cases without a stored result."),
@@ -87,6 +112,10 @@ def command(
     if allow_override:
         allow_overrides()
     runner = check_executor(executor, address, jobs, say=_say)
+    if bench is not None or norms is not None:
+        from normbench.suite.adhoc import adhoc_run_suite
+
+        suite = adhoc_run_suite(bench, norms, ctx.meta.get(META_KEY, []), suite, resume)
     plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say)
     if dry_run:
         _print_cases(plan.cases)
@@ -108,6 +137,10 @@ def command(
     except Interrupted as exc:  # before the first case (Ray's start-up): no run folder was made
         _say(f"{exc}" + (f"; run {plan.resumed.run_id} is unchanged" if plan.resumed else ""))
         raise typer.Exit(128 + int(exc.signal)) from None
+    if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
+        from normbench.cli._summary import print_summary
+
+        print_summary(results, store.run_id)
     _finish(store, outcome, remaining, results)
 
 

@@ -70,6 +70,11 @@ class Table:
     title: str
     frame: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    # The columns that name a row (shape, settings) rather than hold a result: the terminal view repeats
+    # them when it splits a wide table, and moves those constant in every row to the caption. Empty: the
+    # first column.
+    keys: list[str] = field(default_factory=list)
+    bench: str = ""  # the bench kind whose report() built it ("" for tables across kinds)
 
 
 def render(tables: list[Table], fmt: str) -> str:

@@ -1,6 +1,6 @@
 """The Ray executor: one suite across the cores of a box or the nodes of a cluster.
 
-Design (README "Scale out on Ray"):
+Design (docs/scale-out.md):
 - Every case is one Ray task asking for `num_cpus = threads` (and `num_gpus = 1` on CUDA). Tasks return
   rows; this process writes each part as its case finishes, through the same RunStore (atomic parts,
   manifest, lock), so --resume, --only, --shard, report and compare work unchanged.

@@ -155,7 +155,7 @@ def _init(ray, address: str | None, jobs: int | None, quiet: dict) -> bool:
             ray.shutdown()
             raise NormbenchError(
                 f"the Ray cluster at {address} has no {NODE_RESOURCE!r} resource: start each node with "
-                f"`ray start ... --resources='{{\"{NODE_RESOURCE}\": 1}}'` (README, Scale out on Ray)"
+                f"`ray start ... --resources='{{\"{NODE_RESOURCE}\": 1}}'` (docs/scale-out.md)"
             )
         return False
     # A local Ray of one node talks over loopback only: without this Ray names the node by the address

@@ -57,7 +57,7 @@ def check_executor(name: str, address: str | None, jobs: int | None, say: Say = 
 
 
 def plan_run(
-    suite: str | None,
+    suite,  # str | Suite | None
     results: Path,
     *,
     resume: str | None,
@@ -90,8 +90,10 @@ def plan_run(
                 "give a suite file, e.g. `normbench run suites/quick.toml`, or --resume RUN_ID"
             )
         from normbench.suite.catalog import resolve
+        from normbench.suite.load import Suite
 
-        suite_obj = load_suite(resolve(suite))
+        # a Suite already built (run --bench: suite/adhoc.py), else a file or a shipped suite's name
+        suite_obj = suite if isinstance(suite, Suite) else load_suite(resolve(suite))
     planned = expand(suite_obj)
     cases = select(planned, only, shard)
     if store is not None:  # finished under the ids the run recorded, never under today's

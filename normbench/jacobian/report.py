@@ -150,3 +150,33 @@ def jacobian_tables(frame: pd.DataFrame, opts: ReportOptions) -> list[Table]:
     if opts.machine:
         tables[0].notes.append(f"Machine: {opts.machine}.")
     return tables
+
+
+def jacobian_headline(rows: pd.DataFrame, opts) -> list[str]:
+    """Xiong's bound √d/‖x‖ and the centred bound: held everywhere, or failed for which norm on how many
+    inputs; the worst disagreement with a closed form."""
+    data = per_input(rows)
+    if data.empty or "ratio_xiong" not in data:
+        return []
+    data = data.assign(label=data["norm"] + ":" + data["impl"])
+    lines = []
+    for name, held in (("Xiong's √d/‖x‖", "bound_held"), ("centred √d/‖x−μ‖", "centred_held")):
+        if held not in data:
+            continue
+        fails = data[data[held] == 0].groupby("label").size()
+        total = data.groupby("label").size()
+        if fails.empty:
+            lines.append(f"{name} holds for every input ({len(data)} inputs, {len(total)} norms)")
+        else:
+            held_for = [n for n in total.index if n not in fails.index]
+            lines.append(
+                f"{name} FAILS: "
+                + ", ".join(f"{n} {fails[n]}/{total[n]}" for n in fails.index)
+                + " inputs"
+                + (f"; holds: {', '.join(held_for)}" if held_for else "")
+            )
+    if "rel_err" in data and "closed_form_kind" in data:
+        exact = data[data["closed_form_kind"] == "exact"]["rel_err"].abs()
+        if len(exact):
+            lines.append(f"closed forms: worst |rel err| {exact.max():.1e} over {len(exact)} inputs")
+    return lines

@@ -7,7 +7,7 @@
         def module(self, hidden, *, eps, dtype, device) -> Built: ...
 
 Everything else a norm offers (a float64 reference, a Jacobian closed form, a fold, ...) is an attribute or
-method of `Norm` with a default; see its docstring, and README "Adding a norm" for a complete example.
+method of `Norm` with a default; see its docstring, and docs/extending.md "Adding a norm" for a complete example.
 
 Optional third-party kernels declare `requires=("liger_kernel",)`; when that import fails the impl is
 reported `unavailable` with the import error instead of failing the run.

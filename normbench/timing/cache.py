@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 # When the cache size cannot be read: larger than the last-level cache of current server CPUs other than
-# AMD's 3D V-Cache parts, and than every GPU L2 (H100 50 MiB, B200 126 MiB). Stated in the README.
+# AMD's 3D V-Cache parts, and than every GPU L2 (H100 50 MiB, B200 126 MiB). Stated in docs/methodology.md.
 FALLBACK_CACHE_BYTES = 256 * 2**20
 _SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 _buffers: dict[tuple[str, int], FlushBuffer] = {}

@@ -1,6 +1,6 @@
 """Jacobian figure: measured σ_max(J) against Xiong's √d/‖x‖ and against the centred √d/‖x − mean‖, one
 point per input, coloured by input distribution (and mean offset), one marker per norm, with y = x:
-points above the line are inputs where the bound failed."""
+points above the line are inputs where the bound failed. Each panel carries its legend inside its axes."""
 
 from __future__ import annotations
 
@@ -62,12 +62,11 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
         ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x (bound met with equality)")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(f"bound: {title} (1)")
-        ax.set_ylabel("measured σ_max(J) (1)")
+        ax.set_xlabel(f"bound: {title} (dimensionless: output per unit input)")
+        ax.set_ylabel("measured σ_max(J) (dimensionless)")
         ax.set_title(f"measured vs {title}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=6, loc="center right", ncol=1)
+        ax.legend(fontsize=6, loc="lower right", framealpha=0.8)  # inside the axes, beside the points
     fig.suptitle(
         f"Jacobian spectral norm vs bound, one point per input (above the line = bound fails) — {machine}",
         fontsize=10,

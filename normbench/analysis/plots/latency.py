@@ -1,5 +1,8 @@
-"""Latency figures: median time and GB/s against hidden size, one line per norm:impl, the copy probe
-(measured in the same run) as a dashed black line; one panel per mode x dtype, one figure per token count."""
+"""Latency figures. The speedup chart: per shape, one dot per norm:impl at its speedup over the baseline
+(log scale, 1 = as fast as the baseline), the copy probe as a black bar (the speedup a norm would have if
+it moved its bytes as fast as a copy), the baseline's time in µs in the shape's label and the fastest
+implementation's beside its dot; one panel per mode x dtype, one figure per device, cache state, input and
+statistic. And GB/s against hidden size, one line per norm:impl, the copy probe dashed."""
 
 from __future__ import annotations
 
@@ -64,7 +67,6 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
             continue  # a line needs two hidden sizes
         modes, dtypes = sorted(fig_rows["mode"].unique()), sorted(fig_rows["dtype"].unique())
         for metric, ylabel, copy_metric, stem in (
-            (f"time_{stat}", f"{stat} time per call (s)", f"copy_time_{stat}", "latency"),
             ("gbps", f"GB/s (byte model, {stat} time)", "copy_gbps", "bandwidth"),
         ):
             fig, axes = plt.subplots(
@@ -110,4 +112,81 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 fontsize=10,
             )
             paths.append(save(fig, out_dir, f"{stem}_{device}_tokens{tokens}_{cache}_{input_}", fmt))
+    return paths
+
+
+BASELINES = ("layernorm:module", "rmsnorm:module")
+
+
+@register_plot("latency")
+def speedup_per_shape(frame, out_dir, *, machine, fmt):
+    import matplotlib.pyplot as plt
+
+    from normbench.core.tables import format_seconds
+
+    wide = _wide(frame)
+    if wide.empty:
+        return []
+    wide = wide.assign(label=wide["norm"] + ":" + wide["impl"])
+    paths = []
+    for (device, cache, input_, stat), fig_rows in wide.groupby(["device", "cache", "input", "stat"]):
+        present = set(fig_rows["label"])
+        baseline = next((b for b in BASELINES if b in present), None)
+        if baseline is None:
+            continue
+        modes, dtypes = sorted(fig_rows["mode"].unique()), sorted(fig_rows["dtype"].unique())
+        shapes = fig_rows[["tokens", "hidden"]].drop_duplicates().sort_values(["tokens", "hidden"])
+        fig, axes = plt.subplots(
+            len(modes),
+            len(dtypes),
+            figsize=(5.5 * len(dtypes), 0.5 * len(shapes) * len(modes) + 1.6 * len(modes)),
+            squeeze=False,
+        )
+        time = f"time_{stat}"
+        for (i, mode), (j, dtype) in itertools.product(enumerate(modes), enumerate(dtypes)):
+            ax = axes[i][j]
+            rows = fig_rows[(fig_rows["mode"] == mode) & (fig_rows["dtype"] == dtype)]
+            ticks, names = [], []
+            for y, (tokens, hidden) in enumerate(shapes.itertuples(index=False)):
+                shape = rows[(rows["tokens"] == tokens) & (rows["hidden"] == hidden)].set_index("label")
+                if baseline not in shape.index:
+                    continue
+                base = shape.at[baseline, time]
+                ticks.append(y)
+                names.append(f"{tokens}×{hidden}\n{baseline.split(':')[0]} {format_seconds(base)}")
+                norms = shape[shape["norm"] != "identity"]
+                for label, r in norms.iterrows():
+                    colour, _, marker = _style(wide, r["norm"], r["impl"])
+                    ax.scatter(base / r[time], y, color=colour, marker=marker, s=28, label=label, zorder=3)
+                if not norms.empty:
+                    best = norms[time].idxmin()
+                    ax.annotate(
+                        f"{best} {format_seconds(norms.at[best, time])}",
+                        (base / norms.at[best, time], y),
+                        xytext=(6, 4),
+                        textcoords="offset points",
+                        fontsize=6,
+                    )
+                copy = shape[f"copy_{time}"].dropna() if f"copy_{time}" in shape else []
+                if len(copy):
+                    ax.scatter(
+                        base / copy.median(), y, color="k", marker="|", s=200, label="copy probe", zorder=2
+                    )
+            ax.axvline(1.0, color="grey", lw=1, ls="--")
+            ax.set_ylim(-0.6, len(shapes) - 0.4)
+            ax.set_xscale("log")
+            ax.set_yticks(ticks, names, fontsize=7)
+            ax.set_title(f"{mode}, {dtype}", fontsize=9)
+            ax.grid(True, axis="x", which="both", alpha=0.3)
+            ax.set_xlabel(
+                f"speedup over {baseline} ({stat} time; > 1 = faster)" if i == len(modes) - 1 else ""
+            )
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        unique = dict(zip(labels, handles, strict=True))
+        fig.legend(unique.values(), unique.keys(), fontsize=7, loc="center right")
+        fig.suptitle(
+            f"Speedup over {baseline} per shape, {device}, {cache} cache, {input_} input — {machine}",
+            fontsize=10,
+        )
+        paths.append(save(fig, out_dir, f"speedup_{device}_{cache}_{input_}_{stat}", fmt))
     return paths

@@ -72,7 +72,7 @@ def _process_notes(ok, cases) -> list[str]:
         )
         notes.append(
             "⚠ Page faults in a quarter or more of the timed samples (memory mapped afresh while timing; "
-            f"see README, Measuring honestly): {labels}."
+            f"see docs/methodology.md, Measuring honestly): {labels}."
         )
     return notes
 
@@ -153,17 +153,18 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
         f"Time = the {stat} of each case's raw samples; ! = IQR above 10% of the median."
     ]
     bw_notes = [
-        "GB/s from the byte model (README); in brackets the fraction of the copy probe's GB/s, timed in "
+        "GB/s from the byte model (docs/methodology.md); in brackets the fraction of the copy probe's GB/s, timed in "
         "alternation with the norm of the first case of its shape, mode and cache state in the process and "
         "reused by the others (copy_reused, copy_from); " + IMPLAUSIBLE + " = "
         "implausible (a byte model or timing error), not a win."
     ]
     return [
-        Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes),
+        Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes, keys),
         Table(
             "Bandwidth: GB/s from the byte model (fraction of the copy probe)",
             pd.DataFrame(bw_rows),
             bw_notes,
+            keys,
         ),
     ]
 
@@ -185,7 +186,7 @@ def _head_to_head(cases, keys, notes) -> Table:
     notes = [n for n in notes if n] + [
         "Time = the case's statistic of its raw samples (stat); identity = the copy probe (x.clone())."
     ]
-    return Table("Norms head to head: fastest implementation of each norm", pd.DataFrame(rows), notes)
+    return Table("Norms head to head: fastest implementation of each norm", pd.DataFrame(rows), notes, keys)
 
 
 def _per_impl(cases, keys) -> Table:
@@ -211,7 +212,7 @@ def _per_impl(cases, keys) -> Table:
         notes.append(
             "'of nominal' = fraction of the vendor's nominal bandwidth (a label, not a measurement)."
         )
-    return Table("Per implementation: memory and compile time", pd.DataFrame(rows), notes)
+    return Table("Per implementation: memory and compile time", pd.DataFrame(rows), notes, [*keys, "impl"])
 
 
 def _accuracy(ok, cases, keys) -> Table:
@@ -243,7 +244,7 @@ def _accuracy(ok, cases, keys) -> Table:
         "error / PyTorch eager's error in the same dtype (floored at a quarter of the dtype's spacing at "
         "the largest reference value). SUSPECT = some ratio above 2 (flash-attention's criterion)."
     ]
-    return Table("Accuracy vs float64", pd.DataFrame(rows), notes)
+    return Table("Accuracy vs float64", pd.DataFrame(rows), notes, [*keys, "impl"])
 
 
 def _compile_cell(c) -> str:

@@ -1,0 +1,124 @@
+"""Tables that fit a terminal: the report's default view. A table keeps every row and every number; what
+changes is the layout. Key columns (shape, settings) constant in every row move to the caption; the result
+columns that do not fit beside the keys go to a continuation table with the same keys (as
+torch.utils.benchmark's Compare and pytest-benchmark do, never a line wider than the terminal); a cell
+still too wide is cut with '…' (the full text is in `--full` and in every machine format). The notes under
+each table are left to `--full`: the view says so once."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pandas as pd
+
+from normbench.core.tables import Table
+
+ELLIPSIS = "…"
+MIN_CELL = 12  # a cut cell keeps at least this many characters
+
+
+def select_columns(table: Table, patterns: list[str]) -> Table | None:
+    """`--columns`: the table's key columns and the result columns matching any pattern (substring or
+    glob, case-insensitive); None when no result column matches."""
+    keys = key_columns(table)
+    wanted = [c for c in table.frame.columns if c not in keys and any(_matches(str(c), p) for p in patterns)]
+    if not wanted:
+        return None
+    return Table(table.title, table.frame[[*keys, *wanted]], table.notes, keys, table.bench)
+
+
+def _matches(name: str, pattern: str) -> bool:
+    name, pattern = name.lower(), pattern.lower()
+    return fnmatch.fnmatchcase(name, pattern) if any(c in pattern for c in "*?[") else pattern in name
+
+
+def key_columns(table: Table) -> list[str]:
+    columns = list(table.frame.columns)
+    keys = [k for k in table.keys if k in columns]
+    return keys or columns[:1]
+
+
+def fit_table(table: Table, width: int) -> list[Table]:
+    """The table as one or more tables whose github rendering is at most `width` characters wide."""
+    frame = table.frame.map(lambda v: "" if v is None or v is pd.NA or v != v else str(v))  # v != v: NaN
+    keys = key_columns(table)
+    caption = []
+    if len(frame) > 1:
+        constant = [k for k in keys if frame[k].nunique() == 1]
+        if len(constant) == len(keys):  # a row still needs a name: keep the last key
+            constant = constant[:-1]
+        caption = [f"{k}={frame[k].iloc[0]}" for k in constant]
+        frame = frame.drop(columns=constant)
+        keys = [k for k in keys if k not in constant]
+    if len(keys) > 2:  # one label column, "bf16 fwd 512 1024", named in the caption: the keys' widths add up
+        label = " ".join(map(str, keys))
+        frame.insert(0, "case", frame[keys].agg(" ".join, axis=1))
+        frame = frame.drop(columns=keys)
+        caption.append(f"case = {label}")
+        keys = ["case"]
+    frame = frame.rename(columns={c: _stacked(str(c), frame[c]) for c in frame.columns if c not in keys})
+    values = [c for c in frame.columns if c not in keys]
+    chunks: list[list[str]] = []
+    for column in values:
+        if chunks and rendered_width(frame[[*keys, *chunks[-1], column]]) <= width:
+            chunks[-1].append(column)
+        else:
+            chunks.append([column])
+    chunks = chunks or [[]]
+    out = []
+    for i, chunk in enumerate(chunks):
+        part = _cut_to_width(frame[[*keys, *chunk]], width)
+        part_of = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+        title = clip(table.title, width - 4 - len(part_of)) + part_of  # 4: the heading's "### "
+        notes = wrap("All rows: " + "; ".join(caption) + ".", width) if caption and i == 0 else []
+        out.append(Table(title, part, ["\n".join(notes)] if notes else [], keys, table.bench))
+    return out
+
+
+def _stacked(name: str, cells: pd.Series) -> str:
+    """A header wider than its cells on two or more lines ("layernorm:" over "functional"), split after a
+    colon or at spaces, so that a column is as narrow as its numbers."""
+    import re
+    import textwrap
+
+    room = max(int(cells.map(len).max() if len(cells) else 0), 10)
+    if len(name) <= room:
+        return name
+    words = re.sub(r":(?=\S)", ": ", name)  # a break after "norm:" is allowed; the space goes again below
+    while len(lines := textwrap.wrap(words, room, break_long_words=False, break_on_hyphens=False)) > 2:
+        room += 1  # at most two header lines
+    return "\n".join(line.replace(": ", ":") if ": " not in name else line for line in lines)
+
+
+def rendered_width(frame: pd.DataFrame) -> int:
+    """The widest line of the frame as a github table (what render() prints)."""
+    from tabulate import tabulate
+
+    text = tabulate(frame, headers="keys", tablefmt="github", showindex=False, disable_numparse=True)
+    return max(map(len, text.splitlines()), default=0)
+
+
+def _cut_to_width(frame: pd.DataFrame, width: int) -> pd.DataFrame:
+    """Shorten the widest column's cells (never below MIN_CELL characters) until the rendering fits."""
+    frame = frame.copy()
+    while (excess := rendered_width(frame) - width) > 0:
+        widest = max(frame.columns, key=lambda c: max(len(str(c)), frame[c].map(len).max()))
+        limit = max(len(str(widest)), frame[widest].map(len).max()) - excess
+        if limit < MIN_CELL:
+            break
+        frame[widest] = frame[widest].map(lambda s, n=limit: s if len(s) <= n else s[: n - 1] + ELLIPSIS)
+        if len(str(widest)) > limit:
+            frame = frame.rename(columns={widest: str(widest)[: limit - 1] + ELLIPSIS})
+    return frame
+
+
+def wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    """A line of prose wrapped to `width` (continuation lines indented)."""
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def clip(text: str, width: int) -> str:
+    """One line, cut with '…' at `width` characters."""
+    return text if len(text) <= width else text[: width - 1] + ELLIPSIS

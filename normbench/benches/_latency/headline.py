@@ -1,0 +1,142 @@
+"""The latency bench's lines in the report summary (Latency.headline): per shape the fastest implementation,
+its speedup over the baseline and its fraction of the copy probe, or one line per norm when there are many
+shapes; then what to distrust. The numbers are the tables' (benches/_latency/report.py builds both)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from normbench.core.tables import ReportOptions, format_seconds
+
+BARE = ("device", "dtype", "mode")  # values that name themselves
+MAX_SHAPE_LINES = 6  # more shapes than this: one line per norm instead of one per shape
+BASELINES = ("layernorm:module", "rmsnorm:module")
+
+
+def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """One row per ok case (the report's case frame: keys, norm, impl, metrics, `time` = its statistic)
+    with `label` (norm:impl), `time_s`, `high_spread`, `baseline` and `speedup_vs_baseline` (the baseline's
+    time at the same keys over this case's); and the keys that tell the shapes apart."""
+    from normbench.benches._latency.report import _case_frame, _varying_keys
+    from normbench.core.stats import high_spread
+
+    ok = rows[rows["status"] == "ok"]
+    if ok.empty or "time_median" not in set(ok["metric"]):
+        return pd.DataFrame(), []
+    keys, _ = _varying_keys(ok)
+    keys = [k for k in keys if k != "samples"]
+    cases = _case_frame(ok, keys).rename(columns={"column": "label"})
+    cases = cases[cases["time"].notna()].assign(time_s=lambda c: c["time"])
+    iqr = cases["time_iqr"] if "time_iqr" in cases else pd.Series(0.0, index=cases.index)
+    cases["high_spread"] = [
+        bool(high_spread(m, q)) for m, q in zip(cases["time_median"], iqr.fillna(0.0), strict=True)
+    ]
+    base = baseline or next((b for b in BASELINES if b in set(cases["label"])), None)
+    cases["baseline"] = base
+    if base is None:
+        cases["speedup_vs_baseline"] = float("nan")
+        return cases, keys
+    base_time = cases[cases["label"] == base].groupby(keys, dropna=False)["time_s"].first().rename("_base")
+    cases = cases.join(base_time, on=keys)
+    cases["speedup_vs_baseline"] = cases.pop("_base") / cases["time_s"]
+    return cases, keys
+
+
+def latency_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
+    """Per shape: the fastest implementation, its speedup over the baseline and its fraction of the copy
+    probe; one line per norm instead when there are many shapes. Then what to distrust."""
+    from normbench.benches.latency import Latency
+
+    rec, keys = case_table(rows, opts.baseline)
+    if rec.empty:
+        return []
+    params = Latency.params
+    contenders = rec[rec["norm"] != "identity"]
+    if contenders.empty:
+        return []
+    baseline = rec["baseline"].dropna().iloc[0] if rec["baseline"].notna().any() else None
+    groups = list(contenders.groupby(keys, sort=True, dropna=False))
+    if len(groups) <= MAX_SHAPE_LINES:
+        lines = [_shape_line(dict(zip(keys, k, strict=True)), g, baseline, params) for k, g in groups]
+    else:
+        lines = _norm_lines(contenders, keys, baseline)
+    return [*lines, *_latency_distrust(rec)]
+
+
+def _shape_name(key: dict, params) -> str:
+    words = [str(key[k]) for k in BARE if k in key]
+    if "tokens" in key and "hidden" in key:
+        words.append(f"{key['tokens']}×{key['hidden']}")
+    for k, v in key.items():
+        if k not in (*BARE, "tokens", "hidden") and (k not in params or v != params[k].default):
+            words.append(f"{k}={v}")
+    return " ".join(words)
+
+
+def _shape_line(key: dict, group: pd.DataFrame, baseline: str | None, params) -> str:
+    best = group.loc[group["time_s"].idxmin()]
+    text = f"{_shape_name(key, params)}: fastest {best['label']} {format_seconds(best['time_s'])}"
+    if baseline and baseline != best["label"] and pd.notna(best.get("speedup_vs_baseline")):
+        text += f", {_times(best['speedup_vs_baseline'])} {baseline}"
+    if pd.notna(best.get("copy_fraction")):
+        text += f", {best['copy_fraction']:.0%} of copy"
+    return text
+
+
+def _norm_lines(contenders: pd.DataFrame, keys: list[str], baseline: str | None) -> list[str]:
+    """Per norm, over the shapes where it ran: which implementation is fastest how often, the speedup of
+    its fastest over the baseline (median and range), its median fraction of the copy probe. First, which
+    norm is fastest in how many shapes."""
+    best_per_shape = contenders.loc[contenders.groupby(keys, dropna=False)["time_s"].idxmin()]
+    wins = best_per_shape["label"].value_counts()
+    lines = [
+        f"fastest per shape ({len(best_per_shape)} shapes): "
+        + ", ".join(f"{label} {n}" for label, n in wins.items())
+    ]
+    for norm, g in contenders.groupby("norm", sort=True):
+        per_shape = g.loc[g.groupby(keys, dropna=False)["time_s"].idxmin()]
+        impls = per_shape["impl"].value_counts()
+        text = f"{norm}, {len(per_shape)} shapes: fastest " + ", ".join(f"{i} {n}" for i, n in impls.items())
+        speed = per_shape["speedup_vs_baseline"].dropna() if "speedup_vs_baseline" in per_shape else []
+        if baseline and len(speed):
+            text += f"; median {_times(speed.median())} {baseline} ({speed.min():.2g}–{speed.max():.3g})"
+        copy = per_shape["copy_fraction"].dropna() if "copy_fraction" in per_shape else []
+        if len(copy):
+            text += f"; copy {copy.median():.0%}"
+        lines.append(text)
+    return lines
+
+
+def _times(ratio: float) -> str:
+    """A speedup to 3 significant figures, never in e-notation: 1.25×, 12.9×, 1738×."""
+    return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.3g}×"
+
+
+def _latency_distrust(rec: pd.DataFrame) -> list[str]:
+    """Cases whose number should not be taken at face value: high spread, above the copy probe, page
+    faults in the timed calls, accuracy against float64 suspect."""
+    parts = []
+    n = len(rec)
+    if "high_spread" in rec and (spread := int(rec["high_spread"].fillna(False).astype(bool).sum())):
+        parts.append(f"{spread}/{n} cases IQR > 10% of median (!)")
+    # the copy probe timed against its own probe: above 1 is noise there, not implausible
+    norms = rec[rec["norm"] != "identity"]
+    if "above_copy" in rec and (above := int((norms["above_copy"].fillna(0) > 0).sum())):
+        parts.append(f"{above} above the copy probe (⚠)")
+    if "faulted" in rec and (faulted := int((rec["faulted"].fillna(0) > 0).sum())):
+        parts.append(f"{faulted} page-faulted")
+    lines = ["distrust: " + "; ".join(parts)] if parts else []
+    if "accuracy_suspect" in rec:
+        checked = rec[rec["accuracy_suspect"].notna()]
+        suspect = checked[checked["accuracy_suspect"] > 0]
+        if len(suspect):
+            names = suspect["label"].value_counts()
+            lines.append(
+                f"accuracy SUSPECT (error > 2× eager's, vs float64) in {len(suspect)} of {len(checked)} cases: "
+                + ", ".join(f"{label} ({k})" for label, k in names.items())
+            )
+        elif len(checked):
+            lines.append(
+                f"accuracy: all {len(checked)} checked cases within 2× PyTorch eager's error vs float64"
+            )
+    return lines
