@@ -11,9 +11,9 @@ W* = W (1 + 0.01 e), e ~ N(0, 1) elementwise, mean over PERTURB_DRAWS draws: O(N
 Pre-LN.
 
 The Jacobian is computed exactly, self-contained: torch.func.jacrev per token, then the largest singular
-value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (science.md §6) is stored beside it.
+value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (jacobian/closed_forms.py) is stored beside it.
 A norm with batch statistics (BatchNorm) has no per-token Jacobian in train mode (each output depends on
-every token of the batch, science.md §6.3), so it gets no Jacobian rows here; the jacobian bench measures it.
+every token of the batch), so it gets no Jacobian rows here; the jacobian bench measures it.
 Norms inside the FFN (Sub-LN's over the F hidden units) report ||x||^2 / F: per unit of their own width.
 
 objective = "masked": the loss is the masked-token loss (positions from a generator seeded data_seed + 3).
@@ -213,7 +213,7 @@ def jacobian_rows(norms, kept, cfg, tokens: int, n_layers: int) -> list[dict]:
 
     rows = []
     for m, x in zip(norms, kept, strict=True):
-        if m.flatten:  # statistics over the batch: no per-token Jacobian (science.md §6.3)
+        if m.flatten:  # statistics over the batch: no per-token Jacobian (each output depends on the batch)
             continue
         xs = x.reshape(-1, x.shape[-1])[:tokens]  # (n, d): the first tokens of the batch
         jac = vmap(jacrev(m.inner))(xs)  # (n, d, d): d LN(x_i) / d x_i, one token at a time

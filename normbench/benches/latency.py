@@ -112,7 +112,7 @@ class Latency(Bench):
         # eval and two other implementations at hidden 512/2048, fwd and fwd+bwd, read the same err_ratio
         # (1.00) at 256, 512, 1024 and 4096 rows, and err_abs at 512 rows within 30% of 4096's, while
         # 4096 rows cost 0.4-4 s per case at hidden 2048 (an fp64 autograd reference of 32-64 MiB
-        # tensors) and 512 rows 25-100 ms (issue 16, 2-core EPYC, loaded).
+        # tensors) and 512 rows 25-100 ms (2-core EPYC VM, loaded; docs/methodology.md).
         "accuracy_rows": Param(int, 512, minimum=0, help="compare the first N rows with float64 (0 = off)"),
         "memory": Param(bool, True, help="measure the peak memory of one call"),
         "stat": STAT_PARAM,

@@ -17,7 +17,9 @@ PANEL = "Inspect"
 def command(
     op: Annotated[
         list[str] | None,
-        typer.Option(help="norm:impl:TOKENSxHIDDEN to time (repeatable; default: five ops of issue 16)."),
+        typer.Option(
+            help="norm:impl:TOKENSxHIDDEN to time (repeatable; default: five ops, timing/selfcheck.py)."
+        ),
     ] = None,
     runs: Annotated[int, typer.Option(help="Processes per order (forward and reversed).", min=1)] = 2,
     threads: Annotated[int, typer.Option(help="torch threads for both timers.", min=1)] = 1,

@@ -1,5 +1,6 @@
 """The shared machinery of the Jacobian bench's closed forms, and the bounds they are compared against.
-Reference: shared/reference/science.md §2 (Xiong et al. 2020, Lemma 3) and §6 (exact Jacobians).
+References: Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", Lemma 3; the exact
+Jacobians follow from differentiating y = (x - mean) / sqrt(var + eps) (and RMSNorm's y = x / rms) directly.
 
 Each norm owns its closed form for σ_max(J) (`Norm.jacobian_closed_form`, in its own file under
 normbench/norms/, with the derivation next to the code); a new norm joins the jacobian bench by declaring
@@ -46,7 +47,7 @@ def formulas() -> list[str]:
     return have
 
 
-# -- The bounds the measurements are compared against (science.md §2, Lemma 3) -----------------------
+# -- The bounds the measurements are compared against (Xiong et al. 2020, Lemma 3) -----------------------
 # Xiong's Lemma 3: ‖J_LN(x)‖ = O(√d/‖x‖) for γ = 1. Its proof bounds by √d/‖y‖ (the centred norm) and then
 # writes ‖x‖, which holds only for a near-zero mean: ‖x‖/‖y‖ = √(1 + μ²/v) is unbounded. Both are
 # computed, taken with constant 1 (the zero-mean equality case), and scaled by max|γ| so they remain upper

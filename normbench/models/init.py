@@ -26,7 +26,7 @@ def deepnorm_beta(n_layers: int) -> float:
 
 def magneto_gamma(n_layers: int) -> float:
     """Magneto (Foundation Transformers) gamma = sqrt(log 2N) for an encoder-only or decoder-only stack of N
-    layers (torchscale multiplies v_proj, out_proj, fc1, fc2 by it after their init; science.md §1.3)."""
+    layers (torchscale multiplies v_proj, out_proj, fc1, fc2 by it after their init; Wang et al. 2022, DeepNet, Table 1 / torchscale)."""
     return math.sqrt(math.log(2 * n_layers))
 
 

@@ -9,7 +9,7 @@ Placements (each block is an attention sub-layer then an FFN sub-layer, G = the 
     sandwich  x <- x + LN'(G(LN(x))), final LN        CogView (Ding et al. 2021) Sandwich-LN
     subln     x <- x + G'(LN(x)), final LN, where G' has one more LN inside: attention
               W^O LN(Attn(..)) and FFN W^2 LN(relu(W^1 .)), the latter over the FFN width F
-              Magneto / Sub-LN (Wang et al. 2023, "Foundation Transformers" §3.1; science.md §1.3)
+              Magneto / Sub-LN (Wang et al. 2023, "Foundation Transformers" §3.1)
     periln    x <- x + LN'(G(LN(x))) as sandwich, PLUS an LN on the embedding output x_0 = LN(E[idx] + P),
               final LN                               Peri-LN (Kim et al. 2025, arXiv:2502.02732)
     Peri-LN vs sandwich: the block equation is the same (norm on the input and the output of each

@@ -2,7 +2,7 @@
 the clock's resolution and the loop's own overhead) and all samples together at least `min_run_s`, then take
 `samples` samples and keep them all.
 
-Why a floor on the whole run (issue 16): the median of 15 samples moves only when 8 of them are disturbed,
+Why a floor on the whole run (measured on a 2-core EPYC VM, docs/methodology.md): the median of 15 samples moves only when 8 of them are disturbed,
 so what it withstands is set by the time the samples span. With 2 ms samples that was ~35 ms, about one
 scheduler slice of another process on a 2-core machine, and the tiny ops (LayerNorm 512x256, 58 us) were
 where a single process disagreed with torch.utils.benchmark by up to 19.5%. blocked_autorange times blocks

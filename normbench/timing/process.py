@@ -6,7 +6,7 @@ top of the heap to the kernel once it exceeds M_TRIM_THRESHOLD (twice the mmap t
 whose temporaries are megabytes gets fresh, unmapped pages on every call: the kernel zero-fills each 4 KiB
 page on first touch, thousands of minor page faults per call. Whether that happens depends on what the
 process allocated and freed earlier (one 32 MiB float64 buffer raises the thresholds for good), so the
-same case read 5x slower in a fresh process than after another case (issue 16: nn.RMSNorm 4096x1024
+same case read 5x slower in a fresh process than after another case (2-core EPYC VM: nn.RMSNorm 4096x1024
 fp32, 19.9 ms and ~8,400 faults per call fresh, 3.8 ms and ~60 faults after a large allocation).
 
 Policy (`keep_allocator_warm`, applied once per process before the first timed sample): no mmap for
@@ -25,7 +25,7 @@ in this case's first calls); the warm-up then loads the case's own working set. 
 the LLC per case (64 MiB on the 32 MiB-L3 EPYC) and the buffer stays resident (counted in
 `resident_extra_bytes`); `cache_reset` = 1 says it was done. Cold cases flush before every sample anyway.
 
-What else was examined (issue 16; scripts/process_state.py repeats the experiments, each in one process,
+What else was examined (scripts/process_state.py repeats the experiments, each in one process,
 A and B alternating): transparent huge pages do not enter: this machine's THP mode is `madvise`, torch
 madvises only under THP_MEM_ALLOC_ENABLE=1 and glibc's heap never does, so AnonHugePages stayed 0; the
 input's alignment (offset mod 4096) did not move LayerNorm 2048x512 (8 placements x 3 rounds within

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-# (norm, impl, tokens, hidden): LayerNorm small and large, RMSNorm at the two shapes of issue 16, a copy.
+# (norm, impl, tokens, hidden): LayerNorm small and large, RMSNorm at the two shapes that read levels in fresh processes, a copy.
 DEFAULT_OPS = (
     ("layernorm", "module", 512, 256),
     ("layernorm", "module", 4096, 1024),

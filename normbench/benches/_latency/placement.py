@@ -2,7 +2,7 @@
 tensors, because on a virtual machine where a tensor lands in memory can set its speed for as long as it
 lives. The default is one copy: on this project's machine the copies did not make runs agree better.
 
-Why it exists (issue 16, 2-core AMD EPYC Firecracker VM, torch 2.13.0+cpu, 1 thread, idle; repeatable
+Why it exists (2-core AMD EPYC Firecracker VM, torch 2.13.0+cpu, 1 thread, idle; repeatable
 with scripts/process_state.py): six LayerNorm 4096x1024 inputs allocated in one process read 1160-1340
 us, and each kept its own level when revisited three times in turn (within 2%), so the level belonged to
 the tensor, not to the moment. A case that times one input reports one draw of that; timing the samples
@@ -18,7 +18,7 @@ Rounds take the copies in turn (round r times copy r mod k; timing.measure_inter
 and k = 5, 3 samples on each copy. `placement_spread` stores max/min of the per-copy medians; the copies
 are timed in different rounds, so it also holds whatever changed between rounds (compare the case's IQR).
 k is 1 on CUDA and in graph mode (device memory is not paged by a hypervisor, and no evidence there;
-issue 15), and the copies beyond the first are capped by PLACEMENT_BUDGET_BYTES of extra memory (then
+a GPU not yet measured), and the copies beyond the first are capped by PLACEMENT_BUDGET_BYTES of extra memory (then
 fewer copies; `placements` records k).
 """
 
