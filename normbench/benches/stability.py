@@ -25,6 +25,13 @@ if TYPE_CHECKING:  # pandas (behind Table) is imported by the report, not by val
     from normbench.core.tables import Table
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _lm/training.py (which imports torch)
+OPTIMIZERS = ("adam", "sgd")
+# which parameters the optimizer updates (the rest stay at their init); _lm/training.py `trainable`
+TRAIN_GROUPS = ("all", "beta_scaled", "weights", "norm_affine", "biases", "embeddings")
+
+
+def _decay(value: float) -> str | None:
+    return None if 0.0 <= value < 1.0 else f"{value!r} must be in [0, 1)"
 
 
 @register_bench
@@ -36,7 +43,24 @@ class Stability(LMBench):
     compare_metrics = {"final_loss": "lower"}  # pooled over seeds by `normbench compare`
     params = {
         **MODEL_PARAMS,
-        "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak Adam learning rate"),
+        "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak learning rate"),
+        "optimizer": Param(
+            str,
+            "adam",
+            choices=OPTIMIZERS,
+            help="adam (betas beta1, beta2; eps 1e-8) or sgd (momentum; DeepNet §4.3 derives alpha/beta for SGD)",
+        ),
+        "beta1": Param(float, 0.9, check=_decay, help="adam: first-moment decay, in [0, 1)"),
+        "beta2": Param(float, 0.98, check=_decay, help="adam: second-moment decay, in [0, 1)"),
+        "momentum": Param(float, 0.0, check=_decay, help="sgd: momentum in [0, 1) (0 = plain SGD)"),
+        "train": Param(
+            str,
+            "all",
+            choices=TRAIN_GROUPS,
+            help="parameters that train, the rest frozen: all; beta_scaled = v/out/fc1/fc2 weights (DeepNet's "
+            "theta); weights = every block matrix; norm_affine = the norms' gains/biases; biases = the "
+            "Linear biases; embeddings = token and position embeddings",
+        ),
         "warmup": Param(int, 0, minimum=0, help="linear warmup steps (0 = none)"),
         "schedule": Param(str, "constant", choices=SCHEDULES, help="after warmup: constant or inverse_sqrt"),
         "steps": Param(int, 300, minimum=1, help="optimizer updates"),
@@ -76,6 +100,10 @@ class Stability(LMBench):
             eval_batches=p["eval_batches"],
             objective=p["objective"],
             mask_prob=p["mask_prob"],
+            optimizer=p["optimizer"],
+            betas=(p["beta1"], p["beta2"]),
+            momentum=p["momentum"],
+            train=p["train"],
         )
         result = train(model, data, spec, p["device"])
         tail = result.losses[-10:]
@@ -94,6 +122,14 @@ class Stability(LMBench):
         if step is not None:
             rows.append({"metric": "diverged_step", "unit": "step", "value": float(step)})
         return CaseResult(rows, status, reason)
+
+    def check_case(self, params, norm, impl):
+        problems = super().check_case(params, norm, impl)
+        if params["optimizer"] == "adam" and params["momentum"] != 0:
+            problems.append(("momentum", 'momentum is an SGD setting; with optimizer = "adam" use beta1'))
+        if params["optimizer"] == "sgd" and (params["beta1"], params["beta2"]) != (0.9, 0.98):
+            problems.append(("beta1", 'beta1/beta2 are Adam settings; with optimizer = "sgd" use momentum'))
+        return problems
 
     def report(self, frame, opts):
         return stability_tables(frame)
