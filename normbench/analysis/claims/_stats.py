@@ -102,10 +102,11 @@ def _variant_names(cases: pd.DataFrame) -> list[str]:
 
     def name(norm, impl) -> str:
         try:
-            default = get_norm(norm).module_impl
+            registered = get_norm(norm)
         except (KeyError, ValueError):
             return str(norm)
-        return str(norm) if impl in (None, default) or not isinstance(impl, str) else f"{norm}:{impl}"
+        named = isinstance(impl, str) and impl in registered.impls
+        return f"{norm}:{impl}" if named and impl not in (registered.module_impl, registered.baseline) else str(norm)
 
     impls = cases["impl"] if "impl" in cases else [None] * len(cases)
     return [name(n, i) for n, i in zip(cases["norm"], impls, strict=True)]
