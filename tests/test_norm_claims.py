@@ -44,10 +44,13 @@ def test_bn_worse_and_powernorm_narrows_the_gap():
     assert v["verdict"] == "PASS" and v["seeds"] == "3 (0–2)" and "+0.297 nats" in v["numbers"]
     assert verdict("powernorm_narrows_bn_gap", df)["verdict"] == "PASS"
     # judged on powernorm:official: Algorithm 1 stuck beside it is reported, not judged
-    stuck = verdict("powernorm_narrows_bn_gap", masked([2.0] * 3, [2.3, 2.25, 2.4], [2.1, 2.08, 2.15], [2.95] * 3))
-    assert stuck["verdict"] == "PASS" and "powernorm − LayerNorm +0.950 nats (ok/stuck/diverged 0/3/0)" in stuck[
-        "numbers"
-    ]
+    stuck = verdict(
+        "powernorm_narrows_bn_gap", masked([2.0] * 3, [2.3, 2.25, 2.4], [2.1, 2.08, 2.15], [2.95] * 3)
+    )
+    assert (
+        stuck["verdict"] == "PASS"
+        and "powernorm − LayerNorm +0.950 nats (ok/stuck/diverged 0/3/0)" in stuck["numbers"]
+    )
     # worse by 0.02 nats, however consistently: within the margin that calls RMSNorm "comparable"
     slightly = masked([2.0, 2.02, 2.04], [2.02, 2.04, 2.06], [2.1] * 3)
     assert verdict("bn_masked_lm_worse_than_ln", slightly)["verdict"] == "FAIL"
@@ -111,7 +114,8 @@ def fluct(ratio, deeper=None):
     steps = 30
     return {
         (layer, site): {
-            "bn_mean_rel_dist": [0.1 * (ratio if (layer, site) == (1, "1.attn") else deeper or ratio)] * steps,
+            "bn_mean_rel_dist": [0.1 * (ratio if (layer, site) == (1, "1.attn") else deeper or ratio)]
+            * steps,
             "bn_mean_rel_dist_iid": [0.1] * steps,
         }
         for layer in (1, 2)
@@ -130,7 +134,9 @@ def test_fluctuation_is_judged_at_the_first_batchnorm():
     quiet_first = [training_run("batchnorm", s, 2.3, fluctuation=fluct(1.1, deeper=5.0)) for s in range(3)]
     v = verdict("bn_fluctuation_beyond_iid", frame(*quiet_first))
     assert v["verdict"] == "FAIL" and "first BatchNorm (1.attn)" in v["numbers"]
-    loud_first = [training_run("batchnorm", s, 2.3, fluctuation=fluct(3.0 + s / 10, deeper=1.0)) for s in range(3)]
+    loud_first = [
+        training_run("batchnorm", s, 2.3, fluctuation=fluct(3.0 + s / 10, deeper=1.0)) for s in range(3)
+    ]
     assert verdict("bn_fluctuation_beyond_iid", frame(*loud_first))["verdict"] == "PASS"
 
 

@@ -106,7 +106,11 @@ def _variant_names(cases: pd.DataFrame) -> list[str]:
         except (KeyError, ValueError):
             return str(norm)
         named = isinstance(impl, str) and impl in registered.impls
-        return f"{norm}:{impl}" if named and impl not in (registered.module_impl, registered.baseline) else str(norm)
+        return (
+            f"{norm}:{impl}"
+            if named and impl not in (registered.module_impl, registered.baseline)
+            else str(norm)
+        )
 
     impls = cases["impl"] if "impl" in cases else [None] * len(cases)
     return [name(n, i) for n, i in zip(cases["norm"], impls, strict=True)]
