@@ -192,11 +192,18 @@ def test_the_norms_suite_validates_with_every_norm_seeds_and_known_claims():
     assert sorted(suite.claims) == sorted(NORM_CLAIMS) and set(suite.claims) <= set(all_claims())
     cases = expand(suite)
     masked = {
-        (c.norm, c.params["seed"])
+        (c.norm if c.impl in (None, "train", "module") else f"{c.norm}:{c.impl}", c.params["seed"])
         for c in cases
         if c.kind == "stability" and c.params["objective"] == "masked"
     }
-    assert {n for n, _ in masked} == {"layernorm", "rmsnorm", "dyt", "batchnorm", "powernorm"}
+    assert {n for n, _ in masked} == {
+        "layernorm",
+        "rmsnorm",
+        "dyt",
+        "batchnorm",
+        "powernorm",
+        "powernorm:official",
+    }
     assert all(len({s for m, s in masked if m == n}) >= 3 for n, _ in masked)
     blocks = {c.params["block"] for c in cases if c.kind == "block"}
     assert {"batchnorm_folded", "powernorm_folded", "dyt", "layernorm", "rmsnorm"} <= blocks
