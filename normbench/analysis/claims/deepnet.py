@@ -67,7 +67,7 @@ def _behind_reference(runs, placement_init, reference_init, warmup, depth_ok):
     source="DeepNet §3, Fig. 3c/4 (18L-18L Post-LN w/ 4k warmup vs Post-LN-init w/ 4k warmup): 'Both warm-up "
     "and better initialization help alleviate this issue', yet only Post-LN-init converged",
     statement="At L ≥ 18, Post-LN + warmup does not converge: each seed is stuck or ≥ 0.3 nats behind "
-    "Post-LN-init + the same warmup at the same seed and depth",
+    "Post-LN-init + the same warmup (paired runs: same seed, depth and every other swept parameter)",
     threshold=f"every seed stuck or not_converged (≥ {NOT_CONVERGED_GAP} nats behind: ~40% of what the reference "
     "learns beyond the unigram loss, far above the ~0.02 nats seed sd of converged runs)",
 )
@@ -98,7 +98,7 @@ def postln_warmup_not_converged_very_deep(frame):
     "warmup_helps_at_12",
     source="DeepNet §3: 'Both warm-up and better initialization help alleviate this issue'; Xiong et al. 2020 "
     "§3.2 (warmup is what makes Post-LN train)",
-    statement="At L = 12, a 100-step warmup lowers Post-LN's held-out loss, paired by seed",
+    statement="At L = 12, a 100-step warmup lowers Post-LN's held-out loss (paired runs)",
     threshold="the 95% t-interval of the paired loss difference (no warmup − warmup) lies above 0: 'helps' in "
     "expectation over seeds, not in every seed",
 )
