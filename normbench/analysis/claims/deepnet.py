@@ -292,8 +292,7 @@ def top_block_grad_postln_init_larger(frame):
         text="at the init the 1/k_l model's top block gets the smaller gradient in this causal byte-level LM: "
         "per-seed ratios 0.35–0.61, per-depth geometric means 0.46 (L = 12) and 0.42 (L = 18), seeds 0–4, "
         "measured on this code before the paper run; over the training window the order is the paper's "
-        "(top_block_grad_postln_init_larger). The 1/k_l init shrinks every layer below the top, so less "
-        "signal reaches the top block at step 1. The paper's Fig. 3 is an 18L-18L encoder-decoder on IWSLT-14",
+        "(top_block_grad_postln_init_larger). The paper's Fig. 3 is an 18L-18L encoder-decoder on IWSLT-14",
         quantity="geometric-mean init/xavier top-block gradient ratio at step 1, per depth",
         low=0.3,
         high=0.7,
