@@ -216,10 +216,17 @@ def stability_tables(frame) -> list[Table]:
     import pandas as pd
 
     from normbench.core.tables import Table
+    from normbench.norms import variant_label
 
     frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
     if frame.empty:
         return []
+    if "impl" in frame:  # powernorm:official is its own row, not pooled with Algorithm 1
+        labels = {
+            (n, i): variant_label(n, i)
+            for n, i in frame[["norm", "impl"]].drop_duplicates().itertuples(index=False)
+        }
+        frame = frame.assign(norm=[labels[k] for k in zip(frame["norm"], frame["impl"], strict=True)])
     # eval_batches, judge: settings of the one-step update runs, which steps = 1 already tells apart
     keys = varying_keys(frame, exclude=("seed", "eval_batches", "judge")) or ["depth"]
     cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]

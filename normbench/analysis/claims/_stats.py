@@ -98,22 +98,10 @@ def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _variant_names(cases: pd.DataFrame) -> list[str]:
     """The norm of each case, as `norm:impl` when the impl is not the one a model gets by default."""
-    from normbench.norms import get_norm
-
-    def name(norm, impl) -> str:
-        try:
-            registered = get_norm(norm)
-        except (KeyError, ValueError):
-            return str(norm)
-        named = isinstance(impl, str) and impl in registered.impls
-        return (
-            f"{norm}:{impl}"
-            if named and impl not in (registered.module_impl, registered.baseline)
-            else str(norm)
-        )
+    from normbench.norms import variant_label
 
     impls = cases["impl"] if "impl" in cases else [None] * len(cases)
-    return [name(n, i) for n, i in zip(cases["norm"], impls, strict=True)]
+    return [variant_label(n, i) for n, i in zip(cases["norm"], impls, strict=True)]
 
 
 def paired(runs: pd.DataFrame, a: dict, b: dict) -> pd.DataFrame:
