@@ -98,3 +98,12 @@ def test_a_model_ties_groups_to_heads_and_training_to_the_lr_warmup():
     )
     train(model, data, spec)
     assert {m.warmup_iters for m in inner} == {5} and {int(m.iters) for m in inner} >= {3}
+
+
+def test_results_name_the_official_implementation_apart():
+    from normbench.norms import variant_label
+
+    assert variant_label("powernorm", "official") == "powernorm:official"
+    assert variant_label("powernorm", "train") == "powernorm"  # the model default: Algorithm 1
+    assert variant_label("layernorm", "module") == "layernorm"
+    assert variant_label("powernorm", "module") == "powernorm"  # not one of its impls: the default
