@@ -10,12 +10,12 @@ import pandas as pd
 BLOCK_SHAPE = {"device": "cpu", "dtype": "fp32", "cache": "warm", "stat": "median", "tokens": 1024}
 
 
-def _case(bench, norm, params, status="ok"):
-    case_id = json.dumps({"bench": bench, "norm": norm, **params}, sort_keys=True)
+def _case(bench, norm, params, status="ok", impl="module"):
+    case_id = json.dumps({"bench": bench, "norm": norm, "impl": impl, **params}, sort_keys=True)
     return {
         "bench": bench,
         "norm": norm,
-        "impl": "module",
+        "impl": impl,
         "status": status,
         "error": None,
         "case_id": case_id,
@@ -40,7 +40,8 @@ def training_run(
     steps=300,
 ):
     """The rows of one stability training run; `fluctuation`: {(layer, site): {metric: [value per step]}}
-    stored at steps 10, 20, ..."""
+    stored at steps 10, 20, ...; norm "name:impl" runs that implementation (powernorm:official)."""
+    norm, _, impl = norm.partition(":")
     params = {
         "placement": placement,
         "objective": objective,
@@ -54,7 +55,7 @@ def training_run(
         "judge": True,
     }
     status = status or ("stuck" if loss >= unigram - 0.1 else "ok")
-    base = _case("stability", norm, params, status)
+    base = _case("stability", norm, params, status, impl or "module")
     rows = [
         {"metric": "final_loss", "value": loss},
         {"metric": "unigram_loss", "value": unigram},

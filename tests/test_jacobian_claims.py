@@ -59,3 +59,13 @@ def test_claims_pass_on_bench_rows_and_fail_on_doctored_ones():
 def test_claims_without_rows_say_no_data():
     empty = pd.DataFrame({"bench": ["latency"], "metric": ["time"], "value": [1.0], "status": ["ok"]})
     assert set(evaluate(CLAIMS, empty)["verdict"]) == {"NO DATA"}
+
+
+def test_the_mean_offset_prediction_includes_epsilon():
+    # σ = 0.003: σ² = 9e-6 is comparable to ε = 1e-5, so measured/bound = √(1+μ²/σ²)·√(σ²/(σ²+ε)) ≈ 0.69·√10;
+    # the prediction without ε (√10) would be off by 30% and FAIL a correct Jacobian
+    small = case_frame("layernorm", "module", d=1024, mean=3.0, scale=0.003, method="matrix_free")
+    assert evaluate(["xiong_bound_fails_with_mean_offset"], small).iloc[0]["verdict"] == "PASS"
+    wrong = small.copy()
+    wrong.loc[wrong["metric"] == "ratio_xiong", "value"] *= 1.3  # a Jacobian 30% off the closed form
+    assert evaluate(["xiong_bound_fails_with_mean_offset"], wrong).iloc[0]["verdict"] == "FAIL"

@@ -27,24 +27,14 @@ SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "hidden")
 
 
 def training_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per stability training run (judged, more than one step): stability_runs' summary with the
-    norm and every parameter of the case (objective = "causal" where the run predates the parameter)."""
-    import pandas as pd
-
+    """One row per stability training run (judged, more than one step): stability_runs' summary, which
+    carries the norm (norm:impl for a named implementation) and every parameter of the case."""
     from normbench.analysis.claims._stats import stability_runs
 
     runs = stability_runs(frame)
     if runs.empty:
         return runs
-    runs = runs[runs["judge"].astype(bool) & (runs["steps"] > 1)]
-    cases = frame[frame["bench"] == "stability"].drop_duplicates("case_id")
-    params = pd.DataFrame([json.loads(p) for p in cases["params"]], index=cases.index)
-    params = params.assign(case_id=cases["case_id"], norm=cases["norm"])
-    if "objective" not in params:
-        params["objective"] = "causal"
-    params["objective"] = params["objective"].fillna("causal")
-    extra = [c for c in params.columns if c not in runs.columns or c == "case_id"]
-    return runs.merge(params[extra], on="case_id", how="left")
+    return runs[runs["judge"].astype(bool) & (runs["steps"] > 1)]
 
 
 def config_keys(runs: pd.DataFrame) -> list[str]:

@@ -25,6 +25,13 @@ if TYPE_CHECKING:  # pandas (behind Table) is imported by the report, not by val
     from normbench.core.tables import Table
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _lm/training.py (which imports torch)
+OPTIMIZERS = ("adam", "sgd")
+# which parameters the optimizer updates (the rest stay at their init); _lm/training.py `trainable`
+TRAIN_GROUPS = ("all", "beta_scaled", "weights", "norm_affine", "biases", "embeddings")
+
+
+def _decay(value: float) -> str | None:
+    return None if 0.0 <= value < 1.0 else f"{value!r} must be in [0, 1)"
 
 
 @register_bench
@@ -43,7 +50,24 @@ class Stability(LMBench):
 
     params = {
         **MODEL_PARAMS,
-        "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak Adam learning rate"),
+        "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak learning rate"),
+        "optimizer": Param(
+            str,
+            "adam",
+            choices=OPTIMIZERS,
+            help="adam (betas beta1, beta2; eps 1e-8) or sgd (momentum; DeepNet §4.3 derives alpha/beta for SGD)",
+        ),
+        "beta1": Param(float, 0.9, check=_decay, help="adam: first-moment decay, in [0, 1)"),
+        "beta2": Param(float, 0.98, check=_decay, help="adam: second-moment decay, in [0, 1)"),
+        "momentum": Param(float, 0.0, check=_decay, help="sgd: momentum in [0, 1) (0 = plain SGD)"),
+        "train": Param(
+            str,
+            "all",
+            choices=TRAIN_GROUPS,
+            help="parameters that train, the rest frozen: all; beta_scaled = v/out/fc1/fc2 weights (DeepNet's "
+            "theta); weights = every block matrix; norm_affine = the norms' gains/biases; biases = the "
+            "Linear biases; embeddings = token and position embeddings",
+        ),
         "warmup": Param(int, 0, minimum=0, help="linear warmup steps (0 = none)"),
         "schedule": Param(str, "constant", choices=SCHEDULES, help="after warmup: constant or inverse_sqrt"),
         "steps": Param(int, 300, minimum=1, help="optimizer updates"),
@@ -83,6 +107,10 @@ class Stability(LMBench):
             eval_batches=p["eval_batches"],
             objective=p["objective"],
             mask_prob=p["mask_prob"],
+            optimizer=p["optimizer"],
+            betas=(p["beta1"], p["beta2"]),
+            momentum=p["momentum"],
+            train=p["train"],
         )
         result = train(model, data, spec, p["device"])
         tail = result.losses[-10:]
@@ -106,6 +134,14 @@ class Stability(LMBench):
         from normbench.benches._lm.headline import stability_headline
 
         return stability_headline(frame, opts)
+
+    def check_case(self, params, norm, impl):
+        problems = super().check_case(params, norm, impl)
+        if params["optimizer"] == "adam" and params["momentum"] != 0:
+            problems.append(("momentum", 'momentum is an SGD setting; with optimizer = "adam" use beta1'))
+        if params["optimizer"] == "sgd" and (params["beta1"], params["beta2"]) != (0.9, 0.98):
+            problems.append(("beta1", 'beta1/beta2 are Adam settings; with optimizer = "sgd" use momentum'))
+        return problems
 
     def report(self, frame, opts):
         return stability_tables(frame)
@@ -192,10 +228,17 @@ def stability_tables(frame) -> list[Table]:
     import pandas as pd
 
     from normbench.core.tables import Table
+    from normbench.norms import variant_label
 
     frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
     if frame.empty:
         return []
+    if "impl" in frame:  # powernorm:official is its own row, not pooled with Algorithm 1
+        labels = {
+            (n, i): variant_label(n, i)
+            for n, i in frame[["norm", "impl"]].drop_duplicates().itertuples(index=False)
+        }
+        frame = frame.assign(norm=[labels[k] for k in zip(frame["norm"], frame["impl"], strict=True)])
     # eval_batches, judge: settings of the one-step update runs, which steps = 1 already tells apart
     keys = varying_keys(frame, exclude=("seed", "eval_batches", "judge")) or ["depth"]
     cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]

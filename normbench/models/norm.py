@@ -22,7 +22,7 @@ class Norm(nn.Module):
     width) input and the inner module before the module runs (so before a train-mode forward updates
     running statistics): the batch-statistics fluctuation rows are measured there."""
 
-    def __init__(self, norm: str, impl: str | None, width: int, eps: float, site: str):
+    def __init__(self, norm: str, impl: str | None, width: int, eps: float, site: str, heads: int = 1):
         super().__init__()
         from normbench.norms import get_norm
 
@@ -37,6 +37,8 @@ class Norm(nn.Module):
         self.inner = built.module
         if hasattr(self.inner, "reset_running_stats"):  # a fresh model's BatchNorm: mean 0, var 1
             self.inner.reset_running_stats()
+        if hasattr(self.inner, "tie_to_model"):  # a norm that groups channels by head (powernorm:official)
+            self.inner.tie_to_model(heads=heads)
         self.flatten = registered.mixes_tokens
         self.width = width
         self.site = site

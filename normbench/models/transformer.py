@@ -103,7 +103,7 @@ class ModelConfig:
     objective: str = "causal"  # or "masked": bidirectional attention, [MASK] id = vocab
 
     def norm_at(self, site: str, width: int | None = None) -> Norm:
-        return Norm(self.norm, self.impl, width or self.d, self.eps, site)
+        return Norm(self.norm, self.impl, width or self.d, self.eps, site, self.heads)
 
 
 class Attention(nn.Module):

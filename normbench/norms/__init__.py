@@ -2,6 +2,6 @@
 
 Importing this package is cheap; `all_norms()` imports the norm files (and torch)."""
 
-from normbench.norms.registry import Built, Norm, all_norms, get_norm, impl, register_norm
+from normbench.norms.registry import Built, Norm, all_norms, get_norm, impl, register_norm, variant_label
 
-__all__ = ["Built", "Norm", "all_norms", "get_norm", "impl", "register_norm"]
+__all__ = ["Built", "Norm", "all_norms", "get_norm", "impl", "register_norm", "variant_label"]

@@ -21,11 +21,12 @@ alpha_fwd = alpha_bkw default); ψ² starts at 1 and ν at 0 (the official buffe
 paper's approximation, not the derivative of the forward, so the train implementation has no Jacobian
 closed form (jacrev would differentiate through the approximation); `powernorm:eval` has one.
 
-Where the official code (github.com/sIncerass/powernorm, fairseq/modules/norms/mask_powernorm.py) differs,
-and why this file follows Algorithm 1 instead:
+Where the official code (github.com/sIncerass/powernorm, fairseq/modules/norms/mask_powernorm.py) differs
+(the impl `official`, norms/_powernorm_official.py, runs it as written; `train` stays Algorithm 1):
   * it first divides every token by its own RMS over channel groups (GroupScaling1D, a per-token
     normalization before PN); not in Algorithm 1, and it would make PN a LayerNorm variant here;
-  * it normalizes with the batch's statistics for the first 10000 iterations (warm-up) and averages ψ²
+  * it normalizes with the batch's statistics during a warm-up (MaskPowerNorm's default 10000 calls; the
+    transformer passes the lr warm-up, --warmup-updates, 8000 in their IWSLT14 script) and averages ψ²
     cumulatively there; Algorithm 1 has no warm-up;
   * its backward divides by the batch's √(ψ_B² + ε) instead of ψ_{t−1}, subtracts (1−α)ν x̂ instead of
     ν x̂, and adds Λ to ν without the (1−α) factor; this file uses Algorithm 1's equations as written;
@@ -157,6 +158,15 @@ class PowerNorm(Norm):
         m = powernorm_module(hidden, eps, dtype, device, train=True)
         return Built(m, list(m.parameters()), m)
 
+    @impl("official", default=False)
+    def official(self, hidden, *, eps, dtype, device):
+        """As sIncerass/powernorm runs it: GroupScaling (groups = heads in a model), batch statistics during
+        the lr warm-up, their backward (norms/_powernorm_official.py)"""
+        from normbench.norms._powernorm_official import official_module_class
+
+        m = official_module_class()(hidden, eps, device=device, dtype=dtype).train()
+        return Built(m, list(m.parameters()), m)
+
     @impl("eval")
     def eval(self, hidden, *, eps, dtype, device):
         """PowerNorm1d in eval mode: γ ⊙ x/ψ + β, an elementwise affine map"""
@@ -170,6 +180,10 @@ class PowerNorm(Norm):
         """float64 Y = γ ⊙ X/√(ψ² + ε) + β with the ψ² the next call starts from (ψ_{t−1} in train)."""
         import torch
 
+        if impl == "official":
+            from normbench.norms._powernorm_official import official_reference
+
+            return official_reference(x, params, built.module, eps)
         w, b = params
         psi2 = built.module.running_phi.detach().double()
         return x / torch.sqrt(psi2 + eps) * w + b
@@ -177,6 +191,10 @@ class PowerNorm(Norm):
     def reference_grads(self, impl, x, dy, params, built, *, eps):
         """Train: the approximate backward in float64, from the state the next call starts from (ψ_{t−1},
         ν_{t−1}); eval: None (autograd of the reference is exact there)."""
+        if impl == "official":
+            from normbench.norms._powernorm_official import official_reference_grads
+
+            return official_reference_grads(x, dy, params, built.module, eps)
         if impl != "train":
             return None
         import torch

@@ -226,3 +226,16 @@ def all_norms() -> dict[str, Norm]:
 
 def get_norm(name: str) -> Norm:
     return NORMS.get(name)
+
+
+def variant_label(norm, impl) -> str:
+    """How results name the norm a model ran: `norm`, or `norm:impl` when the case named an implementation
+    other than the one a model gets by default (powernorm:official beside powernorm's Algorithm 1)."""
+    try:
+        registered = get_norm(norm)
+    except (KeyError, ValueError):
+        return str(norm)
+    named = isinstance(impl, str) and impl in registered.impls
+    return (
+        f"{norm}:{impl}" if named and impl not in (registered.module_impl, registered.baseline) else str(norm)
+    )

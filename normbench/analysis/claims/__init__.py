@@ -10,9 +10,13 @@ the numbers it looked at, the seeds pooled, the confidence interval, the thresho
 source. Every threshold is normbench's own reading of a paper's sentence (the papers state O(·) bounds and
 figures, not tolerances); the reason is written next to it and none was moved to make a claim pass.
 
-States: PASS; FAIL; NOT REPRODUCED (the check fails in a way this project has measured and documented — the
-`disagreement` text says how — so a reader sees a known disagreement with the paper, not a regression);
-NO DATA (the run lacks the rows)."""
+States: PASS; FAIL; NOT REPRODUCED (the check fails exactly the way this project has measured and documented:
+the claim's `Disagreement` names one measured quantity, the range it was found in — its direction and its
+size — and what would falsify it; the check reports that quantity in `Verdict.measured`, and only a FAIL
+whose every measured value lies in that range reads NOT REPRODUCED. A FAIL outside the range, or one that
+does not report the quantity, stays FAIL: a regression cannot hide behind a known disagreement); NO DATA
+(the run lacks the rows); REPORTED (a measured finding with no threshold). docs/claims.md lists every
+claim with its source, setting, threshold and disagreement."""
 
 from __future__ import annotations
 
@@ -36,6 +40,27 @@ class Verdict:
     numbers: str
     seeds: str = "—"  # which seeds were pooled, e.g. "5 (0–4)"; "—" for deterministic checks
     ci: str = "—"  # the 95% interval of the quantity the threshold is applied to
+    # the values of the claim's Disagreement.quantity (one per depth, ...); () when the check has none
+    measured: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A measured, documented way the claim fails here. `quantity` is what the check reports in
+    Verdict.measured; [low, high] is the range it was measured in (its direction and size, with the seed
+    spread); `falsifier` says what outcome would show the explanation wrong."""
+
+    text: str  # what was measured, where, and why it differs from the paper
+    quantity: str
+    low: float
+    high: float
+    falsifier: str
+
+    def covers(self, measured: tuple[float, ...]) -> bool:
+        return bool(measured) and all(self.low <= v <= self.high for v in measured)
+
+    def summary(self) -> str:
+        return f"{self.quantity} in [{self.low:g}, {self.high:g}]"
 
 
 @dataclass(frozen=True)
@@ -45,13 +70,16 @@ class Claim:
     statement: str
     threshold: str
     check: Callable[[pd.DataFrame], Verdict]
-    disagreement: str | None = None  # a documented, measured disagreement: its FAIL reads NOT REPRODUCED
+    disagreement: Disagreement | None = None
 
 
 CLAIMS: Registry[Claim] = Registry("claim", "normbench.analysis.claims")
+REPORTED = "REPORTED"  # a measured finding with no threshold: no paper states a number to check it against
 
 
-def claim(name: str, *, source: str, statement: str, threshold: str, disagreement: str | None = None):
+def claim(
+    name: str, *, source: str, statement: str, threshold: str, disagreement: Disagreement | None = None
+):
     def add(fn):
         CLAIMS.add(name, Claim(name, source, statement, threshold, fn, disagreement))
         return fn
@@ -68,9 +96,19 @@ def judge(c: Claim, frame: pd.DataFrame) -> Verdict:
         v = c.check(frame)
     except Exception as exc:  # a claim that cannot read the rows says why instead of hiding the report
         return Verdict(NO_DATA, f"could not evaluate: {type(exc).__name__}: {exc}")
-    if v.verdict == FAIL and c.disagreement:
-        return Verdict(NOT_REPRODUCED, f"{v.numbers}. Known: {c.disagreement}", v.seeds, v.ci)
-    return v
+    known = c.disagreement
+    if v.verdict != FAIL or known is None:
+        return v
+    if known.covers(v.measured):
+        return Verdict(NOT_REPRODUCED, f"{v.numbers}. Known: {known.text}", v.seeds, v.ci, v.measured)
+    got = ", ".join(f"{x:.3g}" for x in v.measured) or "not reported"
+    return Verdict(
+        FAIL,
+        f"{v.numbers}. Outside the documented disagreement ({known.summary()}; measured {got})",
+        v.seeds,
+        v.ci,
+        v.measured,
+    )
 
 
 def evaluate(names: list[str], frame: pd.DataFrame) -> pd.DataFrame:

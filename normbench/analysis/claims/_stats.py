@@ -66,8 +66,12 @@ def slope_with_ci(values: pd.DataFrame, x: str, y: str = "value") -> tuple[float
 
 
 def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per stability case: its parameters, stored status and summary numbers (final loss, unigram
-    loss, step-1 update, last-LN input norm / √d at the last diagnostic step, top block gradient at step 1)."""
+    """One row per stability case: every parameter of the case, its norm (`norm:impl` where the model ran a
+    named implementation other than the norm's own module, e.g. powernorm:official), stored status and
+    summary numbers (final loss, unigram loss, step-1 update, last-LN input norm / √d at the last
+    diagnostic step, top block gradient at step 1)."""
+    import json
+
     import pandas as pd
 
     from normbench.analysis.report import bench_rows
@@ -80,12 +84,55 @@ def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
     rows = rows[~rows["status"].isin(["failed", "skipped", "unavailable"])]
     if rows.empty:
         return pd.DataFrame()
-    keys = ["placement", "init", "warmup", "depth", "lr", "seed", "d", "steps", "judge"]
-    params = rows.drop_duplicates("case_id")[["case_id", *[k for k in keys if k in rows]]]
+    cases = rows.drop_duplicates("case_id")
+    params = pd.DataFrame([json.loads(p) for p in cases["params"]], index=cases.index)
+    params = params.assign(case_id=cases["case_id"].to_numpy(), norm=_variant_names(cases))
+    if "objective" not in params:
+        params["objective"] = "causal"
+    params["objective"] = params["objective"].fillna("causal")
     grads = rows[(rows["metric"] == "grad_norm") & (rows["step"] == 1) & (rows["site"] == "block")]
     top = grads[grads["layer"] == grads["depth"]].groupby("case_id")["value"].first().rename("top_grad1")
     out = bench.per_case(rows).merge(params, on="case_id").merge(top, on="case_id", how="left")
     return out.assign(last_ln_rel=out["last_ln"] / out["d"].astype(float).map(math.sqrt))
+
+
+def _variant_names(cases: pd.DataFrame) -> list[str]:
+    """The norm of each case, as `norm:impl` when the impl is not the one a model gets by default."""
+    from normbench.norms import variant_label
+
+    impls = cases["impl"] if "impl" in cases else [None] * len(cases)
+    return [variant_label(n, i) for n, i in zip(cases["norm"], impls, strict=True)]
+
+
+def paired(runs: pd.DataFrame, a: dict, b: dict) -> pd.DataFrame:
+    """The one pairing rule of every claim that compares two groups of runs: runs matching `a` beside runs
+    matching `b` with the same seed and the same value of every other swept parameter (depth, d, ffn,
+    heads, data_seed, lr, ...; everything `config_keys` finds varying, bookkeeping left out). Keys on which
+    `a` and `b` ask for different values are the comparison itself and are not matched. Columns of the `b`
+    run get the suffix `_ref`. A claim never pairs by seed alone: two runs that differ in a parameter
+    nobody named are not a pair."""
+    from normbench.analysis.tradeoff import config_keys
+
+    if runs.empty:
+        return runs
+    compared = {k for k in {*a, *b} if k not in a or k not in b or not _same(a[k], b[k])}
+    keys = ["seed", *[k for k in config_keys(runs) if k not in compared]]
+    left, right = pick(runs, **a), pick(runs, **b)
+    return left.merge(right, on=keys, suffixes=("", "_ref"))
+
+
+def _same(x, y) -> bool:
+    return x is y or (not callable(x) and not callable(y) and x == y)
+
+
+def window_mean(frame: pd.DataFrame, metric: str, first: int, last: int, **labels) -> pd.Series:
+    """Per case: the mean of a stored time series (every `every` steps) over steps first..last, e.g. the
+    top block's gradient norm (labels: site="block", layer="top" for layer = depth)."""
+    rows = frame[(frame["bench"] == "stability") & (frame["metric"] == metric)]
+    rows = rows[(rows["step"] >= first) & (rows["step"] <= last)]
+    for key, want in labels.items():
+        rows = rows[rows[key] == rows["depth"]] if want == "top" else rows[rows[key] == want]
+    return rows.groupby("case_id")["value"].mean()
 
 
 def pick(runs: pd.DataFrame, **conditions) -> pd.DataFrame:
@@ -99,15 +146,31 @@ def pick(runs: pd.DataFrame, **conditions) -> pd.DataFrame:
 
 
 def not_converged(runs: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
-    """Per run: True when its held-out loss is >= NOT_CONVERGED_GAP nats above the reference run with the
-    same seed and depth (NaN where the reference lacks that seed/depth). A derived judgement across cases:
-    a stored status is what a run alone can know, so `not_converged` is computed here, never stored."""
+    """Per run: True when its held-out loss is >= NOT_CONVERGED_GAP nats above the reference run that
+    shares its seed and every other swept parameter the two groups do not differ in (NaN where there is
+    none). A derived judgement across cases: a stored status is what a run alone can know, so
+    `not_converged` is computed here, never stored."""
+    gap = behind_reference(runs, reference)
+    return gap.ge(NOT_CONVERGED_GAP).where(gap.notna())
+
+
+def behind_reference(runs: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
+    """Per run: final loss minus its reference run's (the `paired` rule: same seed, same value of every
+    swept parameter on which runs and reference agree as groups); NaN without a reference."""
     import pandas as pd
 
-    ref = reference.set_index(["seed", "depth"])["final_loss"]
-    gaps = [
-        r.final_loss - ref.get((r.seed, r.depth), math.nan)
-        for r in runs[["seed", "depth", "final_loss"]].itertuples()
-    ]
-    gap = pd.Series(gaps, index=runs.index)
-    return gap.ge(NOT_CONVERGED_GAP).where(gap.notna())
+    from normbench.analysis.tradeoff import config_keys
+
+    both = pd.concat([runs, reference])
+    keys = ["seed"] + [k for k in config_keys(both) if _shared_axis(runs, reference, k)]
+    ref = reference.drop_duplicates(keys).set_index(keys)["final_loss"]
+    index = pd.MultiIndex.from_frame(runs[keys]) if len(keys) > 1 else pd.Index(runs[keys[0]])
+    return pd.Series(runs["final_loss"].to_numpy() - ref.reindex(index).to_numpy(), index=runs.index)
+
+
+def _shared_axis(runs: pd.DataFrame, reference: pd.DataFrame, key: str) -> bool:
+    """Runs are matched on a key whose values the two groups share (depth, lr, d, ...); a key the groups
+    hold at disjoint values (init: xavier vs depth_scaled) is what is compared."""
+    if key not in runs or key not in reference:
+        return False
+    return bool(set(runs[key].astype(str)) & set(reference[key].astype(str)))

@@ -1,5 +1,6 @@
-"""Claims the jacobian bench checks (science.md §2 and §6): the exact LayerNorm/RMSNorm/BatchNorm-train
-Jacobian norms, and where Xiong et al.'s √d/‖x‖ stops being a bound. Each reads the per-input rows of
+"""Claims the jacobian bench checks (the closed forms are derived in docs/claims.md and
+jacobian/closed_forms.py): the exact LayerNorm/RMSNorm/BatchNorm-train Jacobian norms, and where Xiong et
+al.'s √d/‖x‖ stops being a bound. Each reads the per-input rows of
 float64 cases with γ = 1 and says NO DATA when the run has none."""
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def _inputs(frame: pd.DataFrame, norm: str, impl: str | None = None, where=None)
 
 @claim(
     "layernorm_jacobian_is_centred_bound",
-    source="Xiong et al. 2020, Lemma 3 (proof); science.md §6.1",
+    source="Xiong et al. 2020, Lemma 3 and its proof (App. D), which computes the exact Jacobian; the "
+    "closed form with ε: docs/claims.md",
     statement="For d ≥ 3 and γ = 1, ‖J_LN(x)‖₂ = 1/√(var(x)+ε) exactly: the centred √d/‖x − mean‖ "
     "with ε, never exceeded",
     threshold=EXACT_WHY + "; the centred bound never exceeded",
@@ -68,11 +70,12 @@ def layernorm_jacobian_is_centred_bound(frame: pd.DataFrame) -> Verdict:
 
 @claim(
     "xiong_bound_fails_with_mean_offset",
-    source="Xiong et al. 2020, Lemma 3; science.md §6.1",
+    source="Xiong et al. 2020, Lemma 3: ‖J_LN(x)‖₂ = O(√d/‖x‖₂); its proof drops the centring (docs/claims.md)",
     statement="With a mean offset μ/σ ≥ 3 (Gaussian rows, d ≥ 1024), LayerNorm's σ_max exceeds √d/‖x‖ by "
-    "√(1 + μ²/σ²) ± 10%: Xiong's bound is not an upper bound for non-centred inputs",
-    threshold="exceeded on every input, and measured/bound within ±10% of √(1+μ²/σ²) (project's: at d = 1024 "
-    "the sample mean and variance move it by ~3%, one s.d.)",
+    "√(1 + μ²/σ²)·√(σ²/(σ² + ε)) ± 10% (the exact 1/√(var+ε) over √d/‖x‖): Xiong's bound is not an upper "
+    "bound for non-centred inputs",
+    threshold="exceeded on every input with σ² ≫ ε, and measured/bound within ±10% of "
+    "√(1+μ²/σ²)·√(σ²/(σ²+ε)) (project's: at d = 1024 the sample mean and variance move it by ~3%, one s.d.)",
 )
 def xiong_bound_fails_with_mean_offset(frame: pd.DataFrame) -> Verdict:
     data = _inputs(
@@ -80,21 +83,31 @@ def xiong_bound_fails_with_mean_offset(frame: pd.DataFrame) -> Verdict:
     )
     if data.empty:
         return Verdict(NO_DATA, "no float64, γ = 1 Gaussian LayerNorm inputs with d ≥ 1024 and mean ≥ 3σ")
-    # "≈" as ±10%: at d = 1024 the sample mean and variance move √(1 + μ̂²/v̂) by about 3% (one s.d.)
-    predicted = (1 + data["mean"] ** 2).map(math.sqrt)
+    # measured/bound = √(ms(x))/√(var+ε) = √(1 + μ²/σ²)·√(σ²/(σ²+ε)) with the population μ, σ; "≈" as
+    # ±10%: at d = 1024 the sample mean and variance move it by about 3% (one s.d.)
+    scale = data["scale"].astype(float) if "scale" in data else 1.0
+    eps = data["eps"].astype(float) if "eps" in data else 1e-5
+    var = scale**2
+    predicted = ((1 + data["mean"] ** 2) * var / (var + eps)).map(math.sqrt)
     spread = (data["ratio_xiong"] / predicted).agg(["min", "max"])
-    failed = int((data["bound_held"] == 0).sum())
-    ok = failed == len(data) and 0.9 <= spread["min"] and spread["max"] <= 1.1
+    # where ε ≥ σ²/3 the predicted excess is under √(1+μ²/σ²)·½: ε, not the offset, decides; the bound may
+    # hold there, so "exceeded" is required only where σ² ≥ 3ε
+    offset_rules = var >= 3 * eps
+    failed = int((data["bound_held"] == 0)[offset_rules].sum())
+    judged = int(offset_rules.sum()) if not isinstance(offset_rules, bool) else len(data)
+    ok = failed == judged and 0.9 <= spread["min"] and spread["max"] <= 1.1
     return Verdict(
         PASS if ok else FAIL,
-        f"bound exceeded on {failed}/{len(data)} inputs; measured/bound ÷ "
-        f"√(1+μ²/σ²) in [{spread['min']:.3f}, {spread['max']:.3f}]",
+        f"bound exceeded on {failed}/{judged} inputs with σ² ≥ 3ε ({len(data)} in all); measured/bound ÷ "
+        f"√(1+μ²/σ²)·√(σ²/(σ²+ε)) in [{spread['min']:.3f}, {spread['max']:.3f}]",
     )
 
 
 @claim(
     "rmsnorm_exact_bound",
-    source="Xiong et al. 2020, Lemma 3; science.md §6.2",
+    source="derived for RMSNorm (Zhang & Sennrich 2019, arXiv:1910.07467, define RMS(x) = x/√(mean(x²)+ε)): "
+    "J = (I − xxᵀ/(d·r²))/r, r = √(mean(x²)+ε), so ‖J‖₂ = 1/r for d ≥ 2 (docs/claims.md). Xiong's Lemma 3 "
+    "(√d/‖x‖) is about LayerNorm; without centring it holds for RMSNorm exactly",
     statement="RMSNorm's Jacobian norm is 1/√(mean(x²)+ε) for d ≥ 2: √d/‖x‖ holds, with equality as ε → 0",
     threshold=EXACT_WHY + "; at ε = 0 measured/bound within 1e-9 of 1",
 )
@@ -118,7 +131,8 @@ def rmsnorm_exact_bound(frame: pd.DataFrame) -> Verdict:
 
 @claim(
     "batchnorm_train_block_diagonal",
-    source="science.md §6.3",
+    source="derived (docs/claims.md): in train mode BatchNorm is LayerNorm's algebra over the batch axis, "
+    "per channel (Ioffe & Szegedy 2015 define the per-channel batch statistics)",
     statement="BatchNorm train's full-batch Jacobian is block-diagonal over channels (cross-channel entries "
     "exactly 0) with σ_max = max_c |γ_c|/√(batch var_c+ε) for m ≥ 3",
     threshold=EXACT_WHY + "; cross-channel entries exactly 0 (they are structural zeros)",

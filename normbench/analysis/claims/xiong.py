@@ -38,30 +38,37 @@ def ffn_band(ffn: int, d: int) -> tuple[float, float]:
 
 
 def band_verdict(stream: pd.DataFrame) -> Verdict:
-    """Per (depth, layer): the increment s_l − s_{l−1} of ‖x_l‖²/d over seeds. One weight draw's increment
-    carries the cross term 2⟨x, G(x)⟩/d, zero in expectation but not per seed (it even goes negative deep
-    down), so single seeds cannot be held to an expectation's band: the lemma is contradicted where a
-    layer's simultaneous 95% interval (Bonferroni over all layers judged) lies outside the band. Also
-    ‖x_L‖² − ‖x_0‖² ∝ L across depths (log-log slope nearest 1 among {½, 1, 3/2})."""
+    """Lemma 2 judged on what it bounds, an expectation per layer. Per depth L and seed, the average
+    increment (s_L − s_0)/L of s_l = ‖x_l‖²/d over the L layers; its seed mean's 95% interval (Bonferroni
+    over the depths) must lie wholly inside the band, so a model whose layers add too much or too little
+    fails, and so does a measurement too noisy to tell (the interval sticks out: fails closed). One layer's
+    increment carries the cross term 2⟨x, G(x)⟩/d, zero only in expectation, so single layers are also
+    checked: a layer whose simultaneous interval (Bonferroni over all layers) lies wholly outside the band
+    contradicts the lemma. The log-log growth slope of ‖x_L‖² − ‖x₀‖² is reported (1 for linear growth)."""
     import pandas as pd
 
     wide = stream.pivot_table(index=["depth", "seed"], columns="layer", values="value")
+    depths = list(wide.index.levels[0])
     layers = [
-        (depth, layer)
-        for depth in wide.index.levels[0]
-        for layer in wide.loc[depth].dropna(axis=1).columns
-        if layer > 0
+        (depth, layer) for depth in depths for layer in wide.loc[depth].dropna(axis=1).columns if layer > 0
     ]
     low, high = ffn_band(int(stream["ffn"].iloc[0]), int(stream["d"].iloc[0]))  # one configuration per call
-    inside, contradictions, widest = 0, [], (0.0, "")
+    contradictions = []
     for depth, layer in layers:
         per_seed = wide.loc[depth]
         m, lo, hi = mean_ci(per_seed[layer] - per_seed[layer - 1], tests=len(layers))
-        inside += low <= m <= high
         if hi < low or lo > high:
             contradictions.append(f"L={int(depth)} l={int(layer)}: {m:.3f} {fmt_ci(lo, hi)}")
-        if hi - lo > widest[0]:
-            widest = (hi - lo, f"widest: L={int(depth)} l={int(layer)} {m:.2f} {fmt_ci(lo, hi)}")
+    averages, cis, outside, measured = [], [], [], []
+    for depth in depths:
+        per_seed = wide.loc[depth].dropna(axis=1)
+        top = int(max(per_seed.columns))
+        m, lo, hi = mean_ci((per_seed[top] - per_seed[0]) / top, tests=len(depths))
+        averages.append(f"L={int(depth)} {m:.3f}")
+        cis.append(f"L={int(depth)} {fmt_ci(lo, hi)}")
+        measured.append(m)
+        if lo < low or hi > high:
+            outside.append(f"L={int(depth)}")
     growth = pd.DataFrame(
         [
             {"depth": dep, "seed": seed, "value": row.dropna().iloc[-1] - row[0]}
@@ -69,17 +76,17 @@ def band_verdict(stream: pd.DataFrame) -> Verdict:
         ]
     )
     numbers = (
-        f"{inside}/{len(layers)} layer means inside [{low:.2f}, {high:.2f}]·d; "
-        f"{len(contradictions)} intervals wholly outside it"
+        f"mean increment per layer (·d) {', '.join(averages)} against [{low:.2f}, {high:.2f}]"
+        + (f"; interval not inside the band at {', '.join(outside)}" if outside else "")
+        + f"; {len(contradictions)}/{len(layers)} single-layer intervals wholly outside it"
     )
-    ok = not contradictions
     if growth["depth"].nunique() >= 2:
         slope, s_lo, s_hi = slope_with_ci(growth, "depth")
-        numbers += f"; ‖x_L‖²−‖x₀‖² vs L log-log slope {slope:.2f} {fmt_ci(s_lo, s_hi)} (√L growth: 1)"
-        ok &= abs(slope - 1) < 0.25
+        numbers += f"; ‖x_L‖²−‖x₀‖² vs L log-log slope {slope:.2f} {fmt_ci(s_lo, s_hi)} (reported; linear: 1)"
     if contradictions:
         numbers += "; outside: " + "; ".join(contradictions[:3])
-    return Verdict(PASS if ok else FAIL, numbers, seeds_text(stream["seed"]), widest[1])
+    ok = not outside and not contradictions
+    return Verdict(PASS if ok else FAIL, numbers, seeds_text(stream["seed"]), "; ".join(cis), tuple(measured))
 
 
 def _lemma2_stream(frame, lemma_setting: bool) -> pd.DataFrame:
@@ -95,9 +102,10 @@ def _lemma2_stream(frame, lemma_setting: bool) -> pd.DataFrame:
 
 
 BAND_THRESHOLD = (
-    "no layer whose simultaneous 95% interval of the seed-mean increment (Bonferroni over the layers) lies "
-    "wholly outside the band: the lemma's own bounds on an expectation, and one seed's increment is not one "
-    "(its cross term is zero only on average); growth slope within ¼ of 1 (nearest of {½, 1, 3/2})"
+    "at every depth the 95% interval (Bonferroni over depths) of the seed mean of the average per-layer "
+    "increment (s_L − s_0)/L lies wholly inside the band — the lemma's own bounds on an expectation; a model "
+    "adding too much or too little per layer, or a measurement too noisy to place, fails — and no single "
+    "layer's simultaneous interval (Bonferroni over layers) lies wholly outside it"
 )
 
 
@@ -127,7 +135,7 @@ def preln_lemma2_band(frame):
 
 @claim(
     "preln_lemma2_outside_assumptions",
-    source="Xiong et al. 2020, Lemma 2 and Lemma 1, applied to d_ff = 4d (science.md §2.2)",
+    source="Xiong et al. 2020, Lemma 2 and Lemma 1, applied to d_ff = 4d (the derivation is in ffn_band and docs/claims.md)",
     statement="Outside the lemma's assumptions (the default model: d_ff = 4d, Xavier q/k, s₀ ≈ 2), the FFN "
     "adds 2·d·d_ff/(d+d_ff)² = 0.32·d, so increments lie in the predicted [0.32, 1.32]·d, not [½, 3/2]·d",
     threshold=BAND_THRESHOLD.replace("the lemma's own bounds", "the analytic prediction's bounds"),
@@ -181,7 +189,7 @@ def last_layer_ffn_grad_vs_depth(frame):
 
 @claim(
     "lemma3_in_situ",
-    source="Xiong et al. 2020, Lemma 3: ‖J_LN(x)‖₂ = O(√d/‖x‖₂) (exact: 1/√(var+ε), science.md §6.1)",
+    source="Xiong et al. 2020, Lemma 3: ‖J_LN(x)‖₂ = O(√d/‖x‖₂) (exact: 1/√(var+ε), docs/claims.md)",
     statement="At init, the exact Jacobian of every LN at its actual input equals 1/√(var(x)+ε) "
     "(σ·‖x−μ‖/√d ≈ 1), and the final Pre-LN LN's σ falls like 1/√L",
     threshold="|mean σ / mean closed form − 1| ≤ 1e-3 (an fp32 SVD of a 64×64 matrix is good to ~1e-6; 1e-3 "

@@ -40,6 +40,8 @@ def site_layer(site: str, n_layers: int) -> int:
 @torch.no_grad()
 def fluctuation_rows(x, inner) -> list[tuple[str, str, torch.Tensor]]:
     """(metric, unit, value) for one module's (tokens, width) input x against its running statistics."""
+    if hasattr(inner, "statistics_input"):  # the statistics run over a transformed input (GroupScaling)
+        x = inner.statistics_input(x)
     x = x.double()
     n, d = x.shape
     out = []

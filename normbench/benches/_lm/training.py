@@ -1,6 +1,7 @@
 """The training loop of the stability bench and its diagnostics (DeepNet §3, Fig. 4).
 
-Adam (betas 0.9, 0.98; eps 1e-8), linear warmup then constant (or inverse-sqrt) learning rate, random
+Adam (betas 0.9, 0.98 by default; eps 1e-8) or SGD (optional momentum) on all parameters or one group
+(`trainable`; the rest frozen), linear warmup then constant (or inverse-sqrt) learning rate, random
 windows from a generator seeded apart from the model. Step t = the t-th optimizer update. Every `every`
 steps (and at steps 1 and the last) it records, for the batch of step t: the loss, the lr, the total and
 per-layer gradient norms; and after update t, on a fixed held-out probe batch: the model update per token
@@ -45,6 +46,9 @@ class TrainSpec:
     betas: tuple[float, float] = (0.9, 0.98)
     objective: str = "causal"
     mask_prob: float = 0.15
+    optimizer: str = "adam"  # or "sgd"
+    momentum: float = 0.0  # sgd only
+    train: str = "all"  # which parameters train (see `trainable`)
 
 
 @dataclass
@@ -175,17 +179,58 @@ def held_out_loss(model, data, spec: TrainSpec, device) -> tuple[float, float]:
     return model_total / weight, unigram_total / weight
 
 
-def make_adam(model, lr: float, betas):
+def make_adam(params, lr: float, betas):
     """Adam(eps=1e-8); the fused kernel where this torch has it (CPU since 2.4: ~10% of a step here)."""
     try:
-        return torch.optim.Adam(model.parameters(), lr=lr, betas=betas, eps=1e-8, fused=True)
+        return torch.optim.Adam(params, lr=lr, betas=betas, eps=1e-8, fused=True)
     except (RuntimeError, TypeError):
-        return torch.optim.Adam(model.parameters(), lr=lr, betas=betas, eps=1e-8, foreach=True)
+        return torch.optim.Adam(params, lr=lr, betas=betas, eps=1e-8, foreach=True)
+
+
+def make_optimizer(params, spec: TrainSpec):
+    if spec.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=lr_at(1, spec), momentum=spec.momentum, foreach=True)
+    return make_adam(params, lr_at(1, spec), spec.betas)
+
+
+def trainable(model, group: str) -> list:
+    """The parameters that train under `group`; every other parameter is frozen (requires_grad False).
+    beta_scaled: the v_proj, out_proj, fc1, fc2 weights, the matrices DeepNet's α/β derivation is about
+    (DeepNet §4.3: the update is first order in η on these, SGD); weights: every block matrix (q, k too);
+    norm_affine: every norm's parameters (LN gains and biases, DyT's α); biases: the blocks' Linear
+    biases; embeddings: token and position embeddings."""
+    from normbench.models.init import ALL_WEIGHTS, RESIDUAL_WEIGHTS
+
+    if group == "all":
+        return list(model.parameters())
+    linears = [
+        (name, module)
+        for block in model.blocks
+        for name, module in [*block.attn.named_children(), *block.ffn.named_children()]
+        if isinstance(module, torch.nn.Linear)
+    ]
+    groups = {
+        "beta_scaled": lambda: [m.weight for n, m in linears if n in RESIDUAL_WEIGHTS],
+        "weights": lambda: [m.weight for n, m in linears if n in ALL_WEIGHTS],
+        "norm_affine": lambda: [p for norm in model.norms() for p in norm.parameters()],
+        "biases": lambda: [m.bias for _, m in linears if m.bias is not None],
+        "embeddings": lambda: [model.tok_emb.weight, model.pos_emb.weight],
+    }
+    if group not in groups:
+        raise ValueError(f"train {group!r} is not one of all, {', '.join(groups)}")
+    chosen = groups[group]()
+    keep = {id(p) for p in chosen}
+    for p in model.parameters():
+        p.requires_grad_(id(p) in keep)
+    return chosen
 
 
 def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     groups = layer_groups(model)
-    opt = make_adam(model, lr_at(1, spec), spec.betas)
+    opt = make_optimizer(trainable(model, spec.train), spec)
+    for norm in model.norms():  # a norm that follows the lr warm-up (PowerNorm as its authors ran it)
+        if hasattr(norm.inner, "follow_lr_warmup"):
+            norm.inner.follow_lr_warmup(spec.warmup)
     model.train()
     train_batches = batches(data.train, data, spec, spec.data_seed, spec.data_seed + 3)
     probe_x = next(batches(data.held_out, data, spec, spec.data_seed + 1, spec.data_seed + 4))[0].to(device)
