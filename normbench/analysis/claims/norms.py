@@ -1,4 +1,4 @@
-"""Claims about the norm inside the model (issue 12): BatchNorm and PowerNorm in a masked-LM encoder
+"""Claims about the norm inside the model: BatchNorm and PowerNorm in a masked-LM encoder
 (Shen et al. 2020), DyT (Zhu et al. 2025) and RMSNorm (Zhang & Sennrich 2019) against LayerNorm. The
 scale-invariance claims (Ba et al. 2016, §5) are in scale_invariance.py.
 
