@@ -26,8 +26,10 @@ clean:
 # paths, on one thread (torch, OpenMP and BLAS), warmed up, garbage collector off. `bench` saves a run under
 # $(BENCH_STORAGE) and writes $(BENCH_STORAGE)/bench.json; `bench-compare` compares with the last saved run,
 # writes $(BENCH_STORAGE)/compare.json and prints one line: `bench-compare: OK 0/16 ...` or `FAIL k/16 ...`
-# naming each benchmark whose median is more than BENCH_FAIL slower (exit 1).
-BENCH_FAIL ?= median:25%
+# naming each benchmark whose statistic is more than BENCH_FAIL slower (exit 1). The minimum, not the median:
+# noise on a shared VM only adds time, and `make bench-gate` on a 2-core EPYC (load ~1) measured unchanged
+# pairs up to 1.60x in the median but 1.28x in the minimum, a planted 3x slowdown at >= 2.29x / 2.37x.
+BENCH_FAIL ?= min:50%
 BENCH_STORAGE ?= .benchmarks
 BENCH_MAX_TIME ?= 0.5
 BENCH_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
