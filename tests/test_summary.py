@@ -154,3 +154,26 @@ def test_summary_in_md_and_json(stored):
     )
     sections = {line["section"] for line in data["summary"]}
     assert {"run", "latency", "stability", "not ok"} <= sections and data["records"]
+
+
+def test_not_ok_reasons_that_differ_only_in_numbers_are_one_line():
+    """Twelve stuck runs each carry their own loss in the reason: one line counts them, not twelve."""
+    import pandas as pd
+
+    from normbench.analysis.summary import _not_ok_lines
+
+    rows = [
+        {
+            "case_id": f"c{k}",
+            "status": "stuck",
+            "norm": norm,
+            "impl": "module",
+            "error": f"held-out loss {2.94 + k / 1000:.3f} vs the unigram model's 2.937 nats",
+        }
+        for k, norm in enumerate(["dyt", "dyt", "layernorm"])
+    ] + [{"case_id": "c9", "status": "failed", "norm": "rmsnorm", "impl": "apex", "error": "no kernel"}]
+    lines = _not_ok_lines(pd.DataFrame(rows))
+    assert lines == [
+        "1 failed: rmsnorm:apex (no kernel)",
+        "3 stuck: dyt:module ×2, layernorm:module (e.g. held-out loss 2.940 vs the unigram model's 2.937 nats)",
+    ]

@@ -8,6 +8,7 @@ text second (summary_text: one line each, cut at the terminal width; warnings wr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -113,20 +114,28 @@ def _claims_lines(frame: pd.DataFrame, manifests: list[dict]) -> list[str]:
 
 
 def _not_ok_lines(frame: pd.DataFrame) -> list[str]:
-    """Cases not ok, one line per (status, reason): the implementations and how many cases."""
+    """Cases not ok, one line per (status, kind of reason): the implementations and how many cases. Reasons
+    that differ only in their numbers (each stuck run's own loss) are one kind, shown by its first case."""
     cases = frame[frame["status"] != "ok"].drop_duplicates("case_id")
     if cases.empty:
         return []
+    why = cases["error"].fillna("").map(lambda e: " ".join(str(e).split()))
     cases = cases.assign(
         label=cases["norm"].fillna("") + ":" + cases["impl"].fillna(""),
-        why=cases["error"].fillna("").map(lambda e: " ".join(str(e).split())),
+        why=why,
+        kind=why.map(lambda w: _NUMBER.sub("#", w)),
     )
     lines = []
-    for (status, why), g in cases.groupby(["status", "why"], sort=True):
+    for (status, _), g in cases.groupby(["status", "kind"], sort=True):
         names = g["label"].value_counts()
         who = ", ".join(f"{n} ×{k}" if k > 1 else n for n, k in names.items())
-        lines.append(f"{len(g)} {status}: {who}" + (f" ({why})" if why else ""))
+        first = g["why"].iloc[0]
+        example = f"e.g. {first}" if g["why"].nunique() > 1 else first
+        lines.append(f"{len(g)} {status}: {who}" + (f" ({example})" if first else ""))
     return lines
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def _within_budget(sections: list[list[SummaryLine]], budget: int) -> list[SummaryLine]:
