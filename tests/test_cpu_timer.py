@@ -77,12 +77,26 @@ def busy_wait(ns: int):
     return spin
 
 
+def _in_one_of_three_tries(check) -> None:
+    """A timing check that a neighbour's burst on a shared VM can disturb: it must hold in one of three tries
+    (a wrong timer fails all three; preemption rarely hits three in a row)."""
+    for attempt in range(3):
+        try:
+            return check()
+        except AssertionError:
+            if attempt == 2:
+                raise
+
+
 def test_busy_wait_of_200us_measures_200us():
-    s = CpuTimer(warmup=2, samples=21, min_sample_s=1e-3).measure(busy_wait(200_000))
-    assert len(s.times) == 21
-    assert min(s.times) >= 200e-6  # every call spins at least 200 µs: a timer reading less is wrong
-    assert statistics.median(s.times) == pytest.approx(200e-6, rel=0.03)  # loop and clock overhead are small
-    assert s.inner * 200e-6 >= 1e-3
+    def check():
+        s = CpuTimer(warmup=2, samples=21, min_sample_s=1e-3).measure(busy_wait(200_000))
+        assert len(s.times) == 21
+        assert min(s.times) >= 200e-6  # every call spins at least 200 µs: a timer reading less is wrong
+        assert statistics.median(s.times) == pytest.approx(200e-6, rel=0.03)  # loop and clock overhead small
+        assert s.inner * 200e-6 >= 1e-3
+
+    _in_one_of_three_tries(check)
 
 
 def test_timer_for_cpu_is_the_cpu_timer():
@@ -103,7 +117,7 @@ def test_agrees_with_torch_utils_benchmark_on_layernorm():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        _compare_with_torch_timer(torch, benchmark)
+        _in_one_of_three_tries(lambda: _compare_with_torch_timer(torch, benchmark))
     finally:
         torch.set_num_threads(threads)
 
