@@ -202,26 +202,10 @@ def test_sigterm_cancels_in_flight_keeps_finished_and_resume_finishes(tmp_path, 
     """SIGTERM under --executor ray: the run stops (exit 143), every finished case is on disk, and --resume
     (here with the local executor) runs only the rest: each planned case stored exactly once."""
     import signal
-    import time
 
     from normbench.results.store import RunStore
 
-    suite = DETERMINISTIC.replace("steps = 6", "steps = 60").replace(
-        '"post", "pre"]', '"post", "pre", "deepnorm"]'
-    )
-    (tmp_path / "det.toml").write_text(suite)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "normbench", "run", "det.toml", "--quiet", "--executor", "ray", "--jobs", "2"],
-        cwd=tmp_path,
-        env=make_child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.time() + 300
-    while time.time() < deadline and not list((tmp_path / "results").glob("*/parts/*.parquet")):
-        assert proc.poll() is None, proc.communicate()[1]  # it ended before its first case: say why
-        time.sleep(0.2)
+    proc = start_ray_run_after_first_case(tmp_path, make_child_env())
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 143, stderr
@@ -235,3 +219,26 @@ def test_sigterm_cancels_in_flight_keeps_finished_and_resume_finishes(tmp_path, 
     frame = RunStore.open(tmp_path / "results", run_id).read()
     per_case = frame.drop_duplicates(["case_id", "session"]).groupby("case_id")["session"].nunique()
     assert set(frame["case_id"]) == store.planned_case_ids() and (per_case == 1).all()
+
+
+def start_ray_run_after_first_case(tmp_path, env):
+    """A Ray run of a longer deterministic suite, returned once its first case is on disk (to be signalled)."""
+    import time
+
+    suite = DETERMINISTIC.replace("steps = 6", "steps = 60").replace(
+        '"post", "pre"]', '"post", "pre", "deepnorm"]'
+    )
+    (tmp_path / "det.toml").write_text(suite)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "normbench", "run", "det.toml", "--quiet", "--executor", "ray", "--jobs", "2"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 300
+    while time.time() < deadline and not list((tmp_path / "results").glob("*/parts/*.parquet")):
+        assert proc.poll() is None, proc.communicate()[1]  # it ended before its first case: say why
+        time.sleep(0.2)
+    return proc

@@ -201,28 +201,12 @@ def test_threads_above_a_local_rays_cores_is_refused_without_a_run(tmp_path, nor
 def test_two_sigterms_under_ray_exit_143_with_the_run_interrupted_and_resumable(tmp_path, child_env):
     """The first SIGTERM cancels the cases in flight; a second one (during Ray's shutdown, say) does not
     cut the run's record short: exit 143, status interrupted, the resume command printed."""
-    import subprocess
     import time
 
     pytest.importorskip("ray")
-    from test_ray import DETERMINISTIC
+    from test_ray import start_ray_run_after_first_case
 
-    suite = DETERMINISTIC.replace("steps = 6", "steps = 60").replace(
-        '"post", "pre"]', '"post", "pre", "deepnorm"]'
-    )
-    (tmp_path / "det.toml").write_text(suite)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "normbench", "run", "det.toml", "--quiet", "--executor", "ray", "--jobs", "2"],
-        cwd=tmp_path,
-        env=child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.time() + 300
-    while time.time() < deadline and not list((tmp_path / "results").glob("*/parts/*.parquet")):
-        assert proc.poll() is None, proc.communicate()[1]
-        time.sleep(0.2)
+    proc = start_ray_run_after_first_case(tmp_path, child_env())
     proc.send_signal(signal.SIGTERM)
     time.sleep(0.3)
     proc.send_signal(signal.SIGTERM)
