@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+import importlib.util
+import sys
 
 import pytest
+from conftest import REPO
 
-PACKAGE = Path(__file__).resolve().parent.parent / "normbench"
+# The parsing lives in scripts/import_graph.py, which prints the same graph for a maintainer.
+_spec = importlib.util.spec_from_file_location("import_graph", REPO / "scripts" / "import_graph.py")
+graph = sys.modules["import_graph"] = importlib.util.module_from_spec(_spec)  # dataclasses look it up
+_spec.loader.exec_module(graph)
+PACKAGE, module_name, imports_of, layer_of = (
+    graph.PACKAGE,
+    graph.module_name,
+    graph.imports_of,
+    graph.layer_of,
+)
 
 # Bottom to top. A module may import its own package, any lower layer, and nothing else: not a higher layer,
 # and not a different package on its own layer (siblings stay independent). docs/extending.md "Layers" draws this.
@@ -47,43 +58,6 @@ ALLOWED = {
 }
 # The root package (normbench/__init__.py) is the public facade (normbench.load, __version__): it may
 # import any layer, and any module may read normbench.__version__ from it.
-
-
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imports_of(path: Path) -> set[tuple[str, int]]:
-    """Every normbench module `path` imports, anywhere in the file (function bodies included), with the
-    line. `from x import y` counts as importing x.y when x.y is a module, else x."""
-    name = module_name(path)
-    is_package = path.name == "__init__.py"
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {(a.name, node.lineno) for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against this module's package
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[: len(base) - node.level + 1]
-                target = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                target = node.module or ""
-            for alias in node.names:
-                sub = f"{target}.{alias.name}"
-                found.add((sub if is_module(sub) else target, node.lineno))
-    return {(t, line) for t, line in found if t == "normbench" or t.startswith("normbench.")}
-
-
-def is_module(dotted: str) -> bool:
-    path = PACKAGE.parent.joinpath(*dotted.split("."))
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
-
-
-def layer_of(module: str) -> str | None:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else None  # None: the root package
 
 
 def violation(importer: str, target: str) -> str | None:
