@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from normbench.analysis.claims import evaluate
-from normbench.analysis.claims._stats import mean_ci, not_converged, paired, slope_with_ci, stability_runs
+from normbench.analysis.claims._stats import mean_ci, not_converged, paired, slope_with_ci
 from normbench.analysis.claims.xiong import ffn_band
+from normbench.analysis.runs import stability_runs
 
 SEEDS = range(5)
 

@@ -8,8 +8,8 @@ import json
 
 import pandas as pd
 
-from normbench.analysis.compare import describe_case, varying_params
 from normbench.analysis.failures import failures_table
+from normbench.analysis.rows import describe_case, varying_params
 from normbench.benches import get_bench
 
 

@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from normbench.analysis.compare import NOT_RUN, CompareRow, describe_case, varying_params
+from normbench.analysis.rows import NOT_RUN, CompareRow, describe_case, varying_params
 
 
 def status_rows(kind, base, new, bench) -> list[CompareRow]:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
 from normbench.analysis.noise import run_medians, run_to_run_noise, z_score
+from normbench.analysis.rows import CompareRow, describe_case, varying_params
 
 MARKS = {
     "+": "worse",
@@ -38,7 +39,6 @@ MARKS = {
 }
 # The fields `normbench report` shows when runs of different environments are combined.
 ENV_FIELDS = ("hostname", "cpu", "gpu", "python", "torch", "torch_threads", "cuda", "cudnn")
-NOT_RUN = {"skipped", "unavailable"}
 ORDER_COLUMNS = ("case_id", "sample", "step", "layer", "site", "tensor", "scale")
 
 
@@ -48,25 +48,6 @@ class CompareOptions:
     alpha: float = 0.002
     allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
     allow_load: bool = False  # compare cases timed while the load exceeded the core count
-
-
-@dataclass
-class CompareRow:
-    mark: str
-    bench: str
-    case: str
-    metric: str
-    base: float | None = None
-    new: float | None = None
-    ratio: float | None = None
-    p: float | None = None
-    note: str = ""
-    unit: str = ""
-    case_ids: frozenset[str] = frozenset()  # the stored cases this row speaks for
-
-    @property
-    def regression(self) -> bool:
-        return self.mark in ("+", "!")
 
 
 @dataclass
@@ -115,28 +96,6 @@ class Envs:
     timing: list[str]  # differences that make times incomparable
     numeric: list[str]  # differences that may change deterministic values
     busy: dict[tuple[str, str], str]
-
-
-def describe_case(norm, impl, params: dict, bench, varying: frozenset[str] = frozenset()) -> str:
-    """norm:impl and the parameters a reader needs to tell the case apart: those that differ from the
-    bench's defaults, and those that vary among the cases shown with it (`varying`), even at their default
-    (placement=post beside placement=pre)."""
-    shown = {
-        k: v
-        for k, v in params.items()
-        if k in varying or k not in bench.params or bench.params[k].required or bench.params[k].default != v
-    }
-    head = f"{norm}:{impl} " if isinstance(norm, str) else ""
-    return head + " ".join(f"{k}={v}" for k, v in shown.items())
-
-
-def varying_params(params_json) -> frozenset[str]:
-    """The parameter names whose values differ among these cases (a column of params JSON strings)."""
-    seen: dict[str, set[str]] = {}
-    for text in dict.fromkeys(params_json):
-        for k, v in json.loads(text).items():
-            seen.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
-    return frozenset(k for k, values in seen.items() if len(values) > 1)
 
 
 def _group_key(row, pool) -> str:

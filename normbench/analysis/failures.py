@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from normbench.analysis.compare import describe_case, varying_params
+from normbench.analysis.rows import describe_case, varying_params
 from normbench.core.tables import Table
 
 

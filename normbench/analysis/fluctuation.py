@@ -34,7 +34,7 @@ def per_run_medians(frame: pd.DataFrame) -> pd.DataFrame:
     configuration columns."""
     import pandas as pd
 
-    from normbench.analysis.tradeoff import training_runs
+    from normbench.analysis.runs import training_runs
 
     rows = frame[(frame["bench"] == "stability") & frame["metric"].isin(STORED) & frame["step"].notna()]
     rows = rows[~rows["status"].isin(["failed", "skipped", "unavailable"])]
@@ -57,7 +57,7 @@ def fluctuation_records(frame: pd.DataFrame) -> pd.DataFrame:
     """Per norm, configuration, layer and site: the seed mean of each run's median, and the seed count."""
     import pandas as pd
 
-    from normbench.analysis.tradeoff import config_keys, norm_sort_key
+    from normbench.analysis.runs import config_keys, norm_sort_key
 
     med = per_run_medians(frame)
     if med.empty:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from normbench.analysis.failures import failures_table
+from normbench.analysis.runs import bench_rows
 from normbench.core.tables import ReportOptions, Table
-from normbench.results.schema import FIXED_COLUMNS
-
-FIXED = set(FIXED_COLUMNS)
 
 
 def build_tables(
@@ -204,14 +202,3 @@ def markdown_header(manifests: list[dict]) -> str:
             f"{m.get('suite_sha256', '')[:12]}), started {m.get('started')}, {machine_summary(m.get('env', {}))}"
         )
     return "\n".join(lines) + "\n\n"
-
-
-def bench_rows(frame: pd.DataFrame, bench) -> pd.DataFrame:
-    """One bench kind's rows with its own column types: other kinds' parameter columns (all null here)
-    dropped, and integer parameters back to integers (a concat with rows lacking them made them float)."""
-    rows = frame[frame["bench"] == bench.kind]
-    rows = rows.drop(columns=[c for c in rows.columns if c not in FIXED and rows[c].isna().all()])
-    for key, spec in bench.params.items():
-        if spec.type is int and key in rows and rows[key].dtype.kind == "f":
-            rows = rows.assign(**{key: rows[key].astype("Int64")})
-    return rows

@@ -27,7 +27,8 @@ def build_summary(
     frame: pd.DataFrame, manifests: list[dict], *, baseline: str | None = None
 ) -> list[SummaryLine]:
     from normbench.analysis.records import bench_order
-    from normbench.analysis.report import bench_rows, one_copy_per_case, report_warnings
+    from normbench.analysis.report import one_copy_per_case, report_warnings
+    from normbench.analysis.runs import bench_rows
     from normbench.benches import all_benches
     from normbench.core.tables import ReportOptions
     from normbench.results.env import machines_of

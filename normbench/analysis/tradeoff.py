@@ -20,47 +20,9 @@ if TYPE_CHECKING:
 
     from normbench.core.tables import Table
 
-NORM_ORDER = ("layernorm", "rmsnorm", "dyt", "batchnorm", "powernorm")
-# bookkeeping parameters: they never tell two training configurations apart in this table
-NOT_A_CONFIG = ("seed", "every", "eval_batches", "judge", "stuck_tol", "diverge_margin", "device")
+from normbench.analysis.runs import config_keys, norm_sort_key, stability_param_names, training_runs
+
 SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "hidden")
-
-
-def training_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per stability training run (judged, more than one step): stability_runs' summary, which
-    carries the norm (norm:impl for a named implementation) and every parameter of the case."""
-    from normbench.analysis.claims._stats import stability_runs
-
-    runs = stability_runs(frame)
-    if runs.empty:
-        return runs
-    return runs[runs["judge"].astype(bool) & (runs["steps"] > 1)]
-
-
-def config_keys(runs: pd.DataFrame) -> list[str]:
-    """norm, then every case parameter that differs between the training runs (placement, objective ...)."""
-    keys = [
-        c
-        for c in runs.columns
-        if c in _param_names() and c not in NOT_A_CONFIG and runs[c].astype(str).nunique() > 1
-    ]
-    order = ["placement", "objective", *_stability().key_order]
-    keys.sort(key=lambda k: (k == "depth", order.index(k) if k in order else len(order), k))
-    return ["norm", *keys]
-
-
-def _stability():
-    from normbench.benches import get_bench
-
-    return get_bench("stability")
-
-
-def _param_names() -> set[str]:
-    return set(_stability().params)
-
-
-def norm_sort_key(name) -> tuple[int, str]:
-    return (NORM_ORDER.index(name) if name in NORM_ORDER else len(NORM_ORDER), str(name))
 
 
 def block_times(frame: pd.DataFrame, d: int | None) -> tuple[pd.DataFrame, dict]:
@@ -152,7 +114,7 @@ def tradeoff_table(frame: pd.DataFrame) -> Table | None:
     rec = tradeoff_records(frame)
     if rec.empty:
         return None
-    keys = [c for c in rec.columns if c in ("norm", *_param_names())]
+    keys = [c for c in rec.columns if c in ("norm", *stability_param_names())]
     shown = []
     for r in rec.to_dict("records"):
         row = {k: r[k] for k in keys if not k.startswith("block_")}

@@ -12,7 +12,8 @@ import math
 
 import pandas as pd
 
-from normbench.analysis.compare import MARKS, CompareRow, Comparison
+from normbench.analysis.compare import MARKS, Comparison
+from normbench.analysis.rows import CompareRow
 
 PASS, REGRESSION, BAD_INPUT, INCONCLUSIVE = 0, 1, 2, 3
 COUNTED = ("+", "-", "~", "=", "x", "!")

@@ -24,50 +24,10 @@ machine that others share.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from normbench.benches._block.names import BLOCKS, norm_of
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import DTYPES, STAT_PARAM
 from normbench.core.params import Param
-
-FOLDED = "_folded"
-
-
-def block_names() -> list[str]:
-    """ "linear", then per registered norm with a module: its name, and `<name>_folded` when it folds.
-    Torch-free (validation reads it): only the norms' declarations are consulted."""
-    from normbench.norms import all_norms
-
-    names = ["linear"]
-    for name, norm in all_norms().items():
-        if norm.block_impl is None:
-            continue
-        names.append(name)
-        if norm.folds_into_linear:
-            names.append(name + FOLDED)
-    return names
-
-
-class _RegistryChoices(Sequence):
-    """The `block` choices, read from the registry when validation asks (so a plugin norm is one)."""
-
-    def __getitem__(self, i):
-        return block_names()[i]
-
-    def __len__(self) -> int:
-        return len(block_names())
-
-
-BLOCKS = _RegistryChoices()
-
-
-def norm_of(block: str) -> tuple[str, bool]:
-    """(norm name, folded) of a valid block other than "linear"."""
-    from normbench.norms import all_norms
-
-    if block in all_norms():
-        return block, False
-    return block.removesuffix(FOLDED), True
 
 
 @register_bench
@@ -102,8 +62,8 @@ class Block(Bench):
         import torch
 
         from normbench.benches._memory import peak_memory_row
+        from normbench.benches._samples import sample_stat, timing_rows
         from normbench.benches._tensors import check_device, check_dtype, make_input
-        from normbench.benches.latency import sample_stat, timing_rows
         from normbench.timing import measure_interleaved, timer_for
 
         p = case.params
@@ -156,12 +116,12 @@ class Block(Bench):
         return CaseResult(rows)
 
     def headline(self, frame, opts):
-        from normbench.benches._block_report import block_headline
+        from normbench.benches._block.report import block_headline
 
         return block_headline(frame, opts)
 
     def report(self, frame, opts):
-        from normbench.benches._block_report import block_tables
+        from normbench.benches._block.report import block_tables
 
         return block_tables(frame, opts)
 

@@ -31,6 +31,7 @@ exception, a NotImplementedError of its own included, is `failed`.
 from __future__ import annotations
 
 from normbench.benches._latency.placement import DEFAULT_PLACEMENTS
+from normbench.benches._samples import sample_stat, timing_rows
 from normbench.benches._tensors import INPUTS
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.core.params import Param
@@ -311,23 +312,3 @@ def effective_params(params: dict) -> dict:
     if p.get("preset") == "fast":
         p.update(copy_probe=False, accuracy_rows=0, memory=False)
     return p
-
-
-def sample_stat(times, stat: str) -> float:
-    """The median or the minimum of raw samples (see STATS)."""
-    from statistics import median
-
-    return median(times) if stat == "median" else min(times)
-
-
-def timing_rows(prefix: str, samples) -> list[dict]:
-    """Raw samples (one row each, with its index) and their summary statistics."""
-    from normbench.core.stats import summarize
-
-    rows = [{"metric": prefix, "unit": "s", "value": t, "sample": i} for i, t in enumerate(samples.times)]
-    stats = summarize(samples.times)
-    rows += [
-        {"metric": f"{prefix}_{k}", "unit": "s", "value": stats[k]}
-        for k in ("median", "p20", "p80", "iqr", "min")
-    ]
-    return rows

@@ -15,14 +15,9 @@ statistics also store the batch-vs-running fluctuation rows (_lm/fluctuation.py)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from normbench.benches._lm import MODEL_PARAMS, LMBench, varying_keys
+from normbench.benches._lm import MODEL_PARAMS, LMBench
 from normbench.benches.base import CaseResult, register_bench
 from normbench.core.params import Param
-
-if TYPE_CHECKING:  # pandas (behind Table) is imported by the report, not by validating a suite
-    from normbench.core.tables import Table
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _lm/training.py (which imports torch)
 OPTIMIZERS = ("adam", "sgd")
@@ -131,7 +126,7 @@ class Stability(LMBench):
         return CaseResult(rows, status, reason)
 
     def headline(self, frame, opts):
-        from normbench.benches._lm.headline import stability_headline
+        from normbench.benches._stability.headline import stability_headline
 
         return stability_headline(frame, opts)
 
@@ -144,9 +139,13 @@ class Stability(LMBench):
         return problems
 
     def report(self, frame, opts):
+        from normbench.benches._stability.tables import stability_tables
+
         return stability_tables(frame)
 
     def per_case(self, rows):
+        from normbench.benches._stability.tables import case_summary
+
         return case_summary(rows)
 
 
@@ -186,134 +185,3 @@ def blow_up_step(losses: list[float], ceiling: float) -> int:
     """The first step of the final stretch of training losses above `ceiling` (1 if it never was below)."""
     below = [i for i, v in enumerate(losses, start=1) if v <= ceiling]
     return below[-1] + 1 if below and below[-1] < len(losses) else (1 if not below else len(losses))
-
-
-def case_summary(frame):
-    """One row per case: status, final loss, unigram entropy, step-1 model update, last-LN input norm at the
-    last diagnostic step, training time."""
-    import pandas as pd
-
-    def metric_mean(rows, metric):
-        return rows.loc[rows["metric"] == metric, "value"].mean()  # NaN when absent
-
-    out = []
-    for case_id, rows in frame.groupby("case_id", sort=False):
-        last_ln = rows[rows["metric"] == "last_ln_input_norm"].sort_values("step")
-        update = rows[(rows["metric"] == "model_update") & (rows["step"] == 1)]["value"]
-        out.append(
-            {
-                "case_id": case_id,
-                "status": rows["status"].iloc[0],
-                **{
-                    key: metric_mean(rows, metric)
-                    for key, metric in [
-                        ("final_loss", "final_loss"),
-                        ("train_loss", "final_train_loss"),
-                        ("unigram", "unigram_entropy"),
-                        ("unigram_loss", "unigram_loss"),
-                        ("optimal", "optimal_loss"),
-                        ("wall", "case_wall_s"),
-                    ]
-                },
-                "update1": update.mean(),
-                "last_ln": last_ln["value"].iloc[-1] if len(last_ln) else float("nan"),
-            }
-        )
-    return pd.DataFrame(out)
-
-
-def stability_tables(frame) -> list[Table]:
-    import math
-
-    import pandas as pd
-
-    from normbench.core.tables import Table
-    from normbench.norms import variant_label
-
-    frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
-    if frame.empty:
-        return []
-    if "impl" in frame:  # powernorm:official is its own row, not pooled with Algorithm 1
-        labels = {
-            (n, i): variant_label(n, i)
-            for n, i in frame[["norm", "impl"]].drop_duplicates().itertuples(index=False)
-        }
-        frame = frame.assign(norm=[labels[k] for k in zip(frame["norm"], frame["impl"], strict=True)])
-    # eval_batches, judge: settings of the one-step update runs, which steps = 1 already tells apart
-    keys = varying_keys(frame, exclude=("seed", "eval_batches", "judge")) or ["depth"]
-    cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]
-    summary = case_summary(frame).merge(cases, on="case_id")
-    table = []
-    for key, g in summary.groupby(keys, sort=True, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        counts = g["status"].value_counts()
-        row = dict(zip(keys, key, strict=True))
-        sd = g["final_loss"].std()
-        row.update(
-            {
-                "runs": len(g),
-                "status": ", ".join(f"{s} {counts[s]}" for s in ("ok", "stuck", "diverged") if s in counts),
-                "final loss": f"{g['final_loss'].mean():.3f}"
-                + (f" ±{sd:.3f}" if len(g) > 1 and not math.isnan(sd) else ""),
-                "train loss": f"{g['train_loss'].mean():.3f}",
-                "unigram − loss": f"{(g['unigram_loss'] - g['final_loss']).mean():.3f}",
-                "step-1 update": f"{g['update1'].mean():.3g}",
-                "last-LN ‖x‖/√d": f"{(g['last_ln'] / g['d'].map(math.sqrt)).mean():.2f}",
-                "s/run": f"{g['wall'].mean():.1f}",
-            }
-        )
-        table.append(row)
-    unigram = summary["unigram"].dropna().unique()
-    notes = [
-        "final loss: held-out loss after training, mean ±sd over seeds (nats/token); train loss: mean of the "
-        "last 10 training losses; status counts over seeds.",
-        f"unigram entropy of the training text: {', '.join(f'{u:.3f}' for u in unigram)} nats; unigram − loss: the "
-        "unigram model's loss on the same held-out windows minus the final loss; stuck when it is < stuck_tol.",
-        "step-1 update: mean over probe tokens of ‖F(x,θ₁) − F(x,θ₀)‖₂, F = the head's input (DeepNet Fig. 4a).",
-        "last-LN ‖x‖/√d: input norm of the norm feeding the head, at the last diagnostic step, over √d (DeepNet Fig. 4b).",
-    ]
-    if summary["optimal"].notna().any():
-        notes.append(f"optimal loss (Markov entropy rate): {summary['optimal'].dropna().iloc[0]:.3f} nats.")
-    tables = [
-        Table(
-            "Stability: final loss, status, step-1 model update, last-LN input norm",
-            pd.DataFrame(table),
-            notes,
-        )
-    ]
-    tables.append(early_table(frame, keys))
-    if "depth" in keys and len(keys) > 1:
-        other = [k for k in keys if k != "depth"]
-        wide = summary.groupby([*other, "depth"], dropna=False)["final_loss"].mean().unstack("depth")
-        wide.columns = [f"L={c}" for c in wide.columns]
-        tables.append(Table("Stability: mean final loss by depth", wide.round(3).reset_index().astype(str)))
-    return tables
-
-
-def early_table(frame, keys) -> Table:
-    """The model update at a few steps (DeepNet Fig. 4a: Post-LN's explodes at once, then barely moves) and
-    the top block's gradient norm at step 1 (Fig. 3a), means over seeds."""
-    import pandas as pd
-
-    from normbench.core.tables import Table
-
-    updates = frame[frame["metric"] == "model_update"]
-    last = int(updates["step"].max())
-    steps = [s for s in (1, 10, 50, 100) if s < last and s in set(updates["step"])] + [last]
-    upd = updates[updates["step"].isin(steps)].pivot_table(
-        index=keys, columns="step", values="value", aggfunc="mean"
-    )
-    upd.columns = [f"update @{int(c)}" for c in upd.columns]
-    grads = frame[(frame["metric"] == "grad_norm") & (frame["step"] == 1) & (frame["site"] == "block")]
-    top = grads[grads["layer"] == grads["depth"]].groupby(keys)["value"].mean().rename("top block grad @1")
-    cells = pd.concat([upd, top], axis=1).map(lambda v: f"{v:.3g}")
-    return Table(
-        "Stability: model update per token over training, top block gradient at step 1",
-        cells.reset_index(),
-        [
-            "update @t: mean over probe tokens of ‖F(x,θ_t) − F(x,θ₀)‖₂. F is an LN output (‖F‖ ≈ √d per token), so "
-            "the update saturates near √(2d) once F no longer resembles F(x,θ₀): step 1 is where placements differ. "
-            "top block grad: L2 norm of all gradients of block N at step 1 (DeepNet Fig. 3a, where Post-LN-init has "
-            "the larger one)."
-        ],
-    )

@@ -5,7 +5,8 @@ Both return a TokenData: train and held-out token rows, the vocabulary size, the
 of a model that has learned nothing but symbol frequencies) and, where known, the optimal loss."""
 
 from normbench.data.masking import mask_tokens, objective_batch, unigram_loss
-from normbench.data.tokens import CorpusError, TokenData, data_identity, load_data, sample_windows
+from normbench.data.token_data import CorpusError, TokenData
+from normbench.data.tokens import data_identity, load_data, sample_windows
 
 __all__ = [
     "CorpusError",

@@ -19,7 +19,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from normbench.data.tokens import CorpusError, TokenData, entropy_nats
+from normbench.data.token_data import CorpusError, TokenData, entropy_nats
 
 HELD_OUT_EVERY = 10  # part i (paragraph or file) is held out when i % 10 == 9
 # SHA-256 of b"".join(textgen.paragraphs()): a change to textgen.py must change this line, on purpose.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from normbench.data.tokens import TokenData
+from normbench.data.token_data import TokenData
 
 STATES = 32
 CONCENTRATION = 0.2  # < 1: peaked rows, so the entropy rate sits well below the unigram entropy

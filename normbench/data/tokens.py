@@ -1,33 +1,11 @@
-"""TokenData, random training windows, and the loader that picks a source by name."""
+"""Random training windows, and the loader that picks a source by name (the types: data/token_data.py)."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any
+from normbench.data.token_data import CorpusError, TokenData
 
 SOURCES = ("text", "stdlib", "markov")
 MARKOV_GENERATOR = "markov-v1"  # bump when markov.py changes what it samples: part of the case identity
-
-
-class CorpusError(RuntimeError):
-    """The corpus cannot be read; the message is one line saying where and why."""
-
-
-@dataclass
-class TokenData:
-    """train, held_out: int64 tensors of shape (rows, length); a window never crosses a row boundary
-    (the corpus is one row; the Markov data is one row per independent chain)."""
-
-    train: Any
-    held_out: Any
-    vocab: int
-    unigram_entropy: float  # nats per token
-    optimal_loss: float | None  # the entropy rate when the source is known exactly, else None
-    unigram_logp: Any = (
-        None  # (vocab,) log-probabilities of the unigram model: the "learned nothing" baseline
-    )
-    info: dict[str, Any] = field(default_factory=dict)  # what to record about the source (hash, files, ...)
 
 
 def load_data(source: str, *, seed: int, corpus_dir: str = "") -> TokenData:
@@ -73,9 +51,3 @@ def sample_windows(rows, batch: int, seq: int, generator):
     idx = start[:, None] + torch.arange(seq + 1)[None, :]  # (batch, seq + 1)
     chunk = rows[r[:, None], idx]
     return chunk[:, :-1], chunk[:, 1:]
-
-
-def entropy_nats(counts) -> float:
-    """Shannon entropy (nats) of the distribution proportional to counts."""
-    total = float(sum(counts))
-    return -sum(c / total * math.log(c / total) for c in counts if c > 0)

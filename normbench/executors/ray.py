@@ -25,26 +25,8 @@ from normbench.executors.ray_cluster import (  # noqa: F401  (import_ray: what c
     NODE_RESOURCE,
     cap_local_jobs,
     import_ray,
+    task_options,
 )
-
-PACKED_SHARE = 0.001  # a case that does not time: up to 1000 of them share a node
-
-
-def task_options(case, threads: int, gpus: bool = True) -> dict:
-    """What one case asks Ray for; a case on CUDA asks for a GPU only when the cluster has one (without,
-    the bench itself records it skipped, as under the local executor)."""
-    from normbench.benches import get_bench
-
-    options = {
-        "num_cpus": threads,
-        "resources": {NODE_RESOURCE: 1.0 if get_bench(case.kind).exclusive_node else PACKED_SHARE},
-        "max_retries": 1,
-        "retry_exceptions": False,  # exceptions are results (run_one catches them); only deaths retry
-    }
-    if case.params.get("device") == "cuda" and gpus:
-        options["num_gpus"] = 1
-    return options
-
 
 _WORKER_CONTEXTS: dict[int, object] = {}
 

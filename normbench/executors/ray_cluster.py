@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from normbench.core.errors import NormbenchError
 
 NODE_RESOURCE = "normbench_node"
+PACKED_SHARE = 0.001  # a case that does not time: up to 1000 of them share a node
 INSTALL_HINT = "pip install 'normbench[ray]'  (or: pip install ray)"
 FORWARDED_ENV = ("NORMBENCH_PLUGINS", "NORMBENCH_DEBUG", "NORMBENCH_ALLOW_OVERRIDE")
 CONNECT_TIMEOUT_S = 10.0  # the TCP probe of --address
@@ -178,8 +179,6 @@ def node_resources(ray) -> list[dict]:
 
 def check_feasible(ray, cases, threads: int, gpus: bool) -> None:
     """Refuse, naming the case and the numbers, a case no node of the cluster can ever run."""
-    from normbench.executors.ray import task_options
-
     nodes = node_resources(ray)
     seen = set()
     for case in cases:
@@ -225,3 +224,19 @@ def started_ray(address: str | None, jobs: int | None, cases, threads: int, say)
             # the run's outcome is already recorded: a signal now only shortens the shutdown
             with StopAfterCase(say, what="Ray's shutdown"), contextlib.suppress(KeyboardInterrupt):
                 ray.shutdown()
+
+
+def task_options(case, threads: int, gpus: bool = True) -> dict:
+    """What one case asks Ray for; a case on CUDA asks for a GPU only when the cluster has one (without,
+    the bench itself records it skipped, as under the local executor)."""
+    from normbench.benches import get_bench
+
+    options = {
+        "num_cpus": threads,
+        "resources": {NODE_RESOURCE: 1.0 if get_bench(case.kind).exclusive_node else PACKED_SHARE},
+        "max_retries": 1,
+        "retry_exceptions": False,  # exceptions are results (run_one catches them); only deaths retry
+    }
+    if case.params.get("device") == "cuda" and gpus:
+        options["num_gpus"] = 1
+    return options

@@ -20,7 +20,7 @@ from normbench.executors.resume import check_overrides, check_suite_hash, record
 from normbench.results.manifest import RESUME_KEYS, Manifest, manifest_problem
 from normbench.results.store import RunStore
 from normbench.runner import RunOutcome
-from normbench.suite.load import Suite
+from normbench.suite.spec import Suite
 
 Say = Callable[[str], None]
 
@@ -90,7 +90,7 @@ def plan_run(
                 "give a suite file, e.g. `normbench run suites/quick.toml`, or --resume RUN_ID"
             )
         from normbench.suite.catalog import resolve
-        from normbench.suite.load import Suite
+        from normbench.suite.spec import Suite
 
         # a Suite already built (run --bench: suite/adhoc.py), else a file or a shipped suite's name
         suite_obj = suite if isinstance(suite, Suite) else load_suite(resolve(suite))
@@ -247,7 +247,7 @@ def resumable(store: RunStore) -> Manifest:
 
 def stored_threads(store: RunStore) -> int | None:
     """The first session's thread count, through the suite's validator (torch segfaults on 10**8)."""
-    from normbench.suite.load import THREADS
+    from normbench.suite.validate import THREADS
 
     sessions = store.manifest.get("sessions") or [{}]
     value, problem = THREADS.coerce(sessions[0].get("threads") or 1)

@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Iterator
 
 from normbench.core.case import Case, case_id
-from normbench.suite.load import BenchSpec, Suite
+from normbench.suite.spec import BenchSpec, Suite
 
 
 def expand_bench(spec: BenchSpec) -> Iterator[Case]:

@@ -1,17 +1,15 @@
-"""Suite files on disk and `include`: reading a file (a regular UTF-8 file of bounded size), and loading
-the suites it includes under the rule: only files under the including suite's folder, no cycles, a bounded
-depth. Parsing and validation are in load.py."""
+"""Suite files on disk and `include`: reading a file (a regular UTF-8 file of bounded size), the rule for
+an included path (only files under the including suite's folder, a bounded depth, no cycles) and merging
+the included suites' benches. Loading them (which parses each, recursively) is in load.py."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from normbench.core.errors import Problem, SuiteError
-
-if TYPE_CHECKING:
-    from normbench.suite.load import Suite
+from normbench.suite.expand import spec_cases
+from normbench.suite.spec import Suite
 
 MAX_SUITE_BYTES = 16 * 2**20
 MAX_INCLUDE_DEPTH = 16  # distinct files, each including the next: no cycle, but Python's stack has an end
@@ -42,56 +40,7 @@ class IncludeCycle(Exception):
         self.index = 0
 
 
-def load_includes(
-    data: dict[str, Any], source: str, texts: dict[str, str] | None, chain: tuple[str, ...]
-) -> tuple[list[Suite], list[Problem], list[SuiteError]]:
-    """`include = ["stability.toml"]`: other suites whose benches and claims run first, lm-eval style.
-    Only files under the including suite's folder (paths relative to it; no absolute paths, no way out
-    through '..' or a symlink), and no cycles. Each included file is validated on its own, so its
-    problems name it. Returns the included suites, this file's problems with its `include` key and the
-    errors of the included files: all of them are reported with the rest of this file's problems."""
-    from normbench.suite.load import parse_suite
-
-    paths = data.get("include", [])
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        return [], [Problem("include", "must be a list of suite file paths")], []
-    if paths and len(chain) > MAX_INCLUDE_DEPTH:
-        return [], [Problem("include", f"includes nest more than {MAX_INCLUDE_DEPTH} deep")], []
-    folder = Path(source).parent
-    suites, problems, nested = [], [], []
-    for j, rel in enumerate(paths):
-        path = str(folder / rel)
-        if not _inside(folder, path, resolve=texts is None or path not in texts):
-            problems.append(
-                Problem(
-                    f"include[{j}]",
-                    f"{rel!r} is outside this suite's folder ({folder}/); a suite includes only "
-                    "files under its own folder",
-                )
-            )
-            continue
-        key = os.path.normpath(os.path.abspath(path))
-        try:
-            if key in chain:
-                raise IncludeCycle([*chain[chain.index(key) :], key])
-            if texts is not None and path in texts:
-                text = texts[path]
-            else:
-                try:
-                    text = read_suite_text(Path(path))
-                except OSError:
-                    problems.append(Problem(f"include[{j}]", f"cannot read {path}"))
-                    continue
-            suites.append(parse_suite(text, path, texts, chain))
-        except IncludeCycle as cycle:
-            cycle.index = j  # the outermost file's index wins: that is where the error is reported
-            raise
-        except SuiteError as exc:
-            nested.append(exc)
-    return suites, problems, nested
-
-
-def _inside(folder: Path, path: str, *, resolve: bool) -> bool:
+def inside_folder(folder: Path, path: str, *, resolve: bool) -> bool:
     """Is `path` a file under `folder`? On disk symlinks are followed; a stored text (a resumed run) is
     judged by its normalised name."""
     if resolve:
@@ -100,14 +49,10 @@ def _inside(folder: Path, path: str, *, resolve: bool) -> bool:
 
 
 def merge_includes(suite: Suite, included: list[Suite]) -> Suite:
-    from normbench.suite.load import Suite
-
     if not included:
         return suite
     benches = [b for s in included for b in s.benches] + suite.benches
     seen: set[str] = set()
-    from normbench.suite.expand import spec_cases
-
     for spec in benches:
         ids = {c.case_id for c in spec_cases(spec)}
         if ids & seen:

@@ -86,9 +86,9 @@ def test_a_read_only_results_folder_is_refused_before_the_first_case(tmp_path, c
 
 
 def test_the_case_cap_counts_before_expanding(monkeypatch):
-    from normbench.suite import load
+    from normbench.suite import bench_table, load
 
-    monkeypatch.setattr(load, "MAX_CASES", 5)
+    monkeypatch.setattr(bench_table, "MAX_CASES", 5)
     text = 'name = "c"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm:module", "rmsnorm:module"]\n'
     text += "[bench.sweep]\ntokens = [8, 16]\nhidden = [16, 32]\n"
     with pytest.raises(SuiteError) as info:

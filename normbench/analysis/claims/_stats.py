@@ -65,45 +65,6 @@ def slope_with_ci(values: pd.DataFrame, x: str, y: str = "value") -> tuple[float
     return point, float(low), float(high)
 
 
-def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per stability case: every parameter of the case, its norm (`norm:impl` where the model ran a
-    named implementation other than the norm's own module, e.g. powernorm:official), stored status and
-    summary numbers (final loss, unigram loss, step-1 update, last-LN input norm / √d at the last
-    diagnostic step, top block gradient at step 1)."""
-    import json
-
-    import pandas as pd
-
-    from normbench.analysis.report import bench_rows
-    from normbench.benches import get_bench
-
-    if "stability" not in set(frame["bench"]):
-        return pd.DataFrame()
-    bench = get_bench("stability")
-    rows = bench_rows(frame, bench)
-    rows = rows[~rows["status"].isin(["failed", "skipped", "unavailable"])]
-    if rows.empty:
-        return pd.DataFrame()
-    cases = rows.drop_duplicates("case_id")
-    params = pd.DataFrame([json.loads(p) for p in cases["params"]], index=cases.index)
-    params = params.assign(case_id=cases["case_id"].to_numpy(), norm=_variant_names(cases))
-    if "objective" not in params:
-        params["objective"] = "causal"
-    params["objective"] = params["objective"].fillna("causal")
-    grads = rows[(rows["metric"] == "grad_norm") & (rows["step"] == 1) & (rows["site"] == "block")]
-    top = grads[grads["layer"] == grads["depth"]].groupby("case_id")["value"].first().rename("top_grad1")
-    out = bench.per_case(rows).merge(params, on="case_id").merge(top, on="case_id", how="left")
-    return out.assign(last_ln_rel=out["last_ln"] / out["d"].astype(float).map(math.sqrt))
-
-
-def _variant_names(cases: pd.DataFrame) -> list[str]:
-    """The norm of each case, as `norm:impl` when the impl is not the one a model gets by default."""
-    from normbench.norms import variant_label
-
-    impls = cases["impl"] if "impl" in cases else [None] * len(cases)
-    return [variant_label(n, i) for n, i in zip(cases["norm"], impls, strict=True)]
-
-
 def paired(runs: pd.DataFrame, a: dict, b: dict) -> pd.DataFrame:
     """The one pairing rule of every claim that compares two groups of runs: runs matching `a` beside runs
     matching `b` with the same seed and the same value of every other swept parameter (depth, d, ffn,
@@ -111,7 +72,7 @@ def paired(runs: pd.DataFrame, a: dict, b: dict) -> pd.DataFrame:
     `a` and `b` ask for different values are the comparison itself and are not matched. Columns of the `b`
     run get the suffix `_ref`. A claim never pairs by seed alone: two runs that differ in a parameter
     nobody named are not a pair."""
-    from normbench.analysis.tradeoff import config_keys
+    from normbench.analysis.runs import config_keys
 
     if runs.empty:
         return runs
@@ -159,7 +120,7 @@ def behind_reference(runs: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
     swept parameter on which runs and reference agree as groups); NaN without a reference."""
     import pandas as pd
 
-    from normbench.analysis.tradeoff import config_keys
+    from normbench.analysis.runs import config_keys
 
     both = pd.concat([runs, reference])
     keys = ["seed"] + [k for k in config_keys(both) if _shared_axis(runs, reference, k)]

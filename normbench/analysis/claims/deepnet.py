@@ -16,9 +16,9 @@ from normbench.analysis.claims._stats import (
     paired,
     pick,
     seeds_text,
-    stability_runs,
     window_mean,
 )
+from normbench.analysis.runs import stability_runs
 
 # the training runs: Adam on every parameter at lr 1e-3 (the update runs of deepnet_update.py are separate)
 TRAINING = {"lr": 1e-3, "judge": True, "optimizer": "adam", "train": "all"}

@@ -22,8 +22,8 @@ from normbench.analysis.claims._stats import (
     pick,
     seeds_text,
     slope_with_ci,
-    stability_runs,
 )
+from normbench.analysis.runs import stability_runs
 
 DEEPNORM = {"placement": "deepnorm", "init": "deepnorm"}
 DERIVATION = {"optimizer": "sgd", "train": "beta_scaled"}  # DeepNet §4.3's setting

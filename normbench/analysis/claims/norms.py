@@ -27,7 +27,7 @@ RATIO_FLOOR = 2.0  # the batch behaves like ≤ n/4 independent tokens
 
 def _runs(frame, **conditions):
     """Training runs (one row per case, with norm, objective and every parameter), filtered."""
-    from normbench.analysis.tradeoff import training_runs
+    from normbench.analysis.runs import training_runs
 
     runs = training_runs(frame)
     for key, want in conditions.items():

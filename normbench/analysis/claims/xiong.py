@@ -18,7 +18,7 @@ MIN_SEEDS = 5  # claims about an expectation pool at least this many seeds
 def init_rows(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     import pandas as pd
 
-    from normbench.analysis.report import bench_rows
+    from normbench.analysis.runs import bench_rows
     from normbench.benches import all_benches
 
     if "init" not in set(frame["bench"]):

@@ -34,7 +34,7 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
     plots = PLOTS.all()
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
-    from normbench.analysis.report import bench_rows
+    from normbench.analysis.runs import bench_rows
     from normbench.benches import all_benches
 
     benches = all_benches()

@@ -8,7 +8,7 @@ def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[
     """GB/s from the byte model at time t (the case's statistic); the copy probe's GB/s and the fraction of
     it (above 1 = implausible); the nominal peak where the device is in the table."""
     from normbench.benches._latency.roofline import device_name, nominal_peak
-    from normbench.benches.latency import sample_stat
+    from normbench.benches._samples import sample_stat
     from normbench.norms import get_norm
 
     nbytes = norm.bytes_moved(impl, p["tokens"], p["hidden"], x.element_size(), p["mode"])

@@ -45,12 +45,12 @@ def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, 
 def latency_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
     """Per shape: the fastest implementation, its speedup over the baseline and its fraction of the copy
     probe; one line per norm instead when there are many shapes. Then what to distrust."""
-    from normbench.benches.latency import Latency
+    from normbench.benches import get_bench
 
     rec, keys = case_table(rows, opts.baseline)
     if rec.empty:
         return []
-    params = Latency.params
+    params = get_bench("latency").params
     contenders = rec[rec["norm"] != "identity"]
     if contenders.empty:
         return []

@@ -11,7 +11,7 @@ KEYS = ["device", "dtype", "cache", "stat", "tokens", "hidden"]
 def block_tables(frame, opts) -> list[Table]:
     import pandas as pd
 
-    from normbench.benches.block import FOLDED, block_names
+    from normbench.benches._block.names import FOLDED, block_names
 
     ok = frame[frame["status"] == "ok"]
     if ok.empty:

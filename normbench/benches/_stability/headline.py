@@ -7,7 +7,7 @@ from __future__ import annotations
 def stability_headline(rows, opts) -> list[str]:
     """ok/stuck/diverged per configuration (only those not all ok named, when many), and the lowest loss."""
     from normbench.benches._lm import varying_keys
-    from normbench.benches.stability import case_summary
+    from normbench.benches._stability.tables import case_summary
 
     runs = rows[rows["status"].isin(["ok", "stuck", "diverged"])]
     if runs.empty:
