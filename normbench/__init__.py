@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+from normbench.core.version import __version__
+from normbench.results.naming import open_run
+from normbench.results.store import read_stores
 
-__all__ = ["load"]
+__all__ = ["__version__", "load"]
 
 
 def load(runs="latest", results=None):
@@ -24,9 +26,6 @@ def load(runs="latest", results=None):
     """
     import os
     from pathlib import Path
-
-    from normbench.results.naming import open_run
-    from normbench.results.store import read_stores
 
     refs = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
     folder = Path(results if results is not None else os.environ.get("NORMBENCH_RESULTS", "results"))

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from normbench.timing import selfcheck as sc
+from normbench import selfcheck as sc
 
 
 def test_measure_ops_times_both_timers_on_a_tiny_op():

@@ -28,6 +28,7 @@ import pandas as pd
 from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
 from normbench.analysis.noise import run_medians, run_to_run_noise, z_score
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
+from normbench.benches import all_benches
 
 MARKS = {
     "+": "worse",
@@ -61,7 +62,6 @@ def compare_frames(
     base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict, opts: CompareOptions
 ) -> Comparison:
     from normbench.analysis.case_rows import status_rows, uncovered_rows  # they build CompareRows
-    from normbench.benches import all_benches
 
     benches = all_benches()
     envs = Envs(

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from normbench.analysis.fluctuation import fluctuation_records, fluctuation_table
+from normbench.analysis.tradeoff import tradeoff_records, tradeoff_table
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -16,17 +19,11 @@ if TYPE_CHECKING:
 
 
 def derived_tables(frame: pd.DataFrame) -> list[Table]:
-    from normbench.analysis.fluctuation import fluctuation_table
-    from normbench.analysis.tradeoff import tradeoff_table
-
     return [t for t in (tradeoff_table(frame), fluctuation_table(frame)) if t is not None]
 
 
 def derived_records(frame: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
-
-    from normbench.analysis.fluctuation import fluctuation_records
-    from normbench.analysis.tradeoff import tradeoff_records
 
     parts = [
         rec.assign(bench=kind)

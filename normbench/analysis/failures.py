@@ -7,6 +7,7 @@ import json
 import pandas as pd
 
 from normbench.analysis.rows import describe_case, varying_params
+from normbench.benches import all_benches
 from normbench.core.tables import Table
 
 
@@ -15,7 +16,6 @@ def failures_table(frame: pd.DataFrame) -> Table | None:
     bad = frame[frame["status"] != "ok"]
     if bad.empty:
         return None
-    from normbench.benches import all_benches
 
     benches = all_benches()
     cases = bad.drop_duplicates("case_id")

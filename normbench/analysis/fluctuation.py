@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from normbench.analysis.runs import config_keys, norm_sort_key, training_runs
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -34,8 +36,6 @@ def per_run_medians(frame: pd.DataFrame) -> pd.DataFrame:
     configuration columns."""
     import pandas as pd
 
-    from normbench.analysis.runs import training_runs
-
     rows = frame[(frame["bench"] == "stability") & frame["metric"].isin(STORED) & frame["step"].notna()]
     rows = rows[~rows["status"].isin(["failed", "skipped", "unavailable"])]
     if rows.empty:
@@ -56,8 +56,6 @@ def per_run_medians(frame: pd.DataFrame) -> pd.DataFrame:
 def fluctuation_records(frame: pd.DataFrame) -> pd.DataFrame:
     """Per norm, configuration, layer and site: the seed mean of each run's median, and the seed count."""
     import pandas as pd
-
-    from normbench.analysis.runs import config_keys, norm_sort_key
 
     med = per_run_medians(frame)
     if med.empty:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from normbench.benches import all_benches
 from normbench.results.schema import RESERVED
 
 WIDE_LABELS = {"tensor"}
@@ -34,8 +35,6 @@ def field_name(metric: str, unit) -> str:
 
 def case_records(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
     """One record per case (and label), every summary metric a column; see the module docstring."""
-    from normbench.benches import all_benches
-
     benches = all_benches()
     rows = frame[frame["step"].isna() & frame["metric"].notna()]
     medians = set(zip(rows["case_id"], rows["metric"], strict=True))

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 
+from normbench.analysis.claims import evaluate
+from normbench.analysis.claims.summary import claims_note
+from normbench.analysis.derived import derived_tables
 from normbench.analysis.failures import failures_table
 from normbench.analysis.runs import bench_rows
+from normbench.benches import all_benches
+from normbench.core.errors import NormbenchError
+from normbench.core.params import did_you_mean
 from normbench.core.tables import ReportOptions, Table
+from normbench.results.env import NODE_FIELDS, machine_summary, machines_of
 
 
 def build_tables(
@@ -14,9 +21,6 @@ def build_tables(
 ) -> list[Table]:
     """The report's tables, warnings first (warnings=False: left to the summary, which lists them).
     Raises NormbenchError for a --baseline not in the run."""
-    from normbench.benches import all_benches
-    from normbench.results.env import machines_of
-
     check_baseline(frame, baseline)
     warnings = report_warnings(frame, manifests) if warnings else []
     frame = one_copy_per_case(frame)
@@ -32,7 +36,6 @@ def build_tables(
         if kind in benches:
             for table in benches[kind].report(bench_rows(frame, benches[kind]), opts):
                 tables.append(with_keys(table, benches[kind]))
-    from normbench.analysis.derived import derived_tables
 
     tables.extend(derived_tables(frame))  # across bench kinds: the norms' trade-off, the fluctuation
     if (claims := claims_table(frame, manifests)) is not None:
@@ -64,8 +67,6 @@ def claims_table(frame: pd.DataFrame, manifests: list[dict]) -> Table | None:
     claims = list(dict.fromkeys(c for m in manifests for c in m.get("claims", [])))
     if not claims:
         return None
-    from normbench.analysis.claims import evaluate
-    from normbench.analysis.claims.summary import claims_note
 
     verdicts = evaluate(claims, frame)
     return Table("Claims", verdicts, claims_note(verdicts))
@@ -75,8 +76,6 @@ def check_baseline(frame: pd.DataFrame, baseline: str | None) -> None:
     """--baseline must name an implementation the runs hold: a typo would silently show no speedups."""
     if baseline is None:
         return
-    from normbench.core.errors import NormbenchError
-    from normbench.core.params import did_you_mean
 
     ok = frame[(frame["status"] == "ok") & frame["norm"].notna()]
     present = sorted(set(ok["norm"] + ":" + ok["impl"]))
@@ -152,8 +151,6 @@ def environment_warning(manifests: list[dict]) -> str | None:
 def mixed_hardware_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | None:
     """A run spread over a Ray cluster whose nodes differ (CPU, cores, GPU, torch, CUDA): its tables mix
     machines. The manifest keeps each node's fingerprint under `nodes`; rows name their `ray_node`."""
-    from normbench.results.env import NODE_FIELDS
-
     hardware = [f for f in NODE_FIELDS if f != "hostname"]
     nodes = {k: v for m in manifests for k, v in (m.get("nodes") or {}).items()}
     used = set(frame["ray_node"].dropna()) if "ray_node" in frame.columns else set()
@@ -193,8 +190,6 @@ def one_copy_per_case(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown_header(manifests: list[dict]) -> str:
-    from normbench.results.env import machine_summary
-
     lines = ["# normbench report", ""]
     for m in manifests:
         lines.append(

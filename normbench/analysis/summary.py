@@ -13,6 +13,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from normbench.analysis.runs import bench_rows
+from normbench.analysis.tradeoff import tradeoff_records
+from normbench.benches import all_benches
+from normbench.results.env import machines_of
+
 MAX_LINES = 25
 SECTION_WIDTH = 10
 
@@ -28,10 +33,7 @@ def build_summary(
 ) -> list[SummaryLine]:
     from normbench.analysis.records import bench_order
     from normbench.analysis.report import one_copy_per_case, report_warnings
-    from normbench.analysis.runs import bench_rows
-    from normbench.benches import all_benches
     from normbench.core.tables import ReportOptions
-    from normbench.results.env import machines_of
 
     sections: list[list[SummaryLine]] = [[SummaryLine("run", _run_line(frame, manifests))]]
     sections.append([SummaryLine("warning", w) for w in report_warnings(frame, manifests)])
@@ -49,8 +51,6 @@ def build_summary(
 
 
 def _run_line(frame: pd.DataFrame, manifests: list[dict]) -> str:
-    from normbench.results.env import machines_of
-
     runs = ", ".join(f"{m['run_id']} ({m.get('suite')})" for m in manifests)
     statuses = frame.drop_duplicates(["run_id", "case_id"])["status"].value_counts()
     counts = ", ".join(f"{n} {s}" for s, n in statuses.items())
@@ -61,8 +61,6 @@ def _run_line(frame: pd.DataFrame, manifests: list[dict]) -> str:
 def _tradeoff_lines(frame: pd.DataFrame) -> list[str]:
     """The norms trade-off table's headline: the lowest final loss per objective, and each norm's block
     cost over the Linear (folded where the norm folds)."""
-    from normbench.analysis.tradeoff import tradeoff_records
-
     rec = tradeoff_records(frame)
     if rec.empty:
         return []

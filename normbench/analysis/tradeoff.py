@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from normbench.core.tables import Table
 
+from normbench.analysis.claims._stats import mean_ci
 from normbench.analysis.runs import config_keys, norm_sort_key, stability_param_names, training_runs
 
 SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "hidden")
@@ -51,8 +52,6 @@ def block_times(frame: pd.DataFrame, d: int | None) -> tuple[pd.DataFrame, dict]
 def tradeoff_records(frame: pd.DataFrame) -> pd.DataFrame:
     """The numbers of the table, one record per configuration: seconds in `_s` fields, ratios as ratios."""
     import pandas as pd
-
-    from normbench.analysis.claims._stats import mean_ci
 
     if not {"stability", "block"} <= set(frame["bench"]):
         return pd.DataFrame()

@@ -1,20 +1,13 @@
-"""Shared helpers for benches that call norm implementations on tensors."""
+"""Shared helpers for benches that call norm implementations on tensors (the inputs they draw: norms/_inputs.py)."""
 
 from __future__ import annotations
 
-# Input distributions (the `input` parameter):
-#   normal   x ~ N(0, 1)
-#   shifted  x = -2.3 + 0.5 * N(0, 1), TritonBench's layer_norm input: a mean far from zero is where a
-#            one-pass E[x^2] - E[x]^2 variance loses digits
-#   lowvar   row r is m_r + s * N(0, 1) with m_r ~ N(0, 1) and s = 0.01 * sqrt(eps): each row's variance is
-#            1e-4 * eps, far below eps, the regime where eps dominates LN's denominator
-INPUTS = ("normal", "shifted", "lowvar")
+from normbench.core.errors import SkipCase
+from normbench.norms.registry import check_output
 
 
 def check_device(device: str) -> None:
     import torch
-
-    from normbench.core.errors import SkipCase
 
     if device == "cuda" and not torch.cuda.is_available():
         raise SkipCase("CUDA is not available on this machine")
@@ -23,8 +16,6 @@ def check_device(device: str) -> None:
 def check_dtype(dtype, device: str) -> None:
     """Skip a case whose dtype the device lacks: bf16 needs compute capability 8.0 on CUDA."""
     import torch
-
-    from normbench.core.errors import SkipCase
 
     if device == "cuda" and dtype == torch.bfloat16 and not torch.cuda.is_bf16_supported():
         raise SkipCase(f"bf16 is not supported on {torch.cuda.get_device_name()}")
@@ -45,35 +36,6 @@ def unsupported_here(exc: BaseException) -> bool:
     return any(re.search(pattern, text) for pattern in _UNSUPPORTED)
 
 
-def make_input(kind: str, tokens: int, hidden: int, *, dtype, device: str, seed: int, eps: float = 1e-5):
-    """A (tokens, hidden) input of distribution `kind`, drawn in float32 on the device from a generator
-    seeded with `seed` (so building norms never shifts it), then cast to dtype."""
-    import torch
-
-    g = torch.Generator(device=device).manual_seed(seed)
-    z = torch.randn(tokens, hidden, device=device, generator=g)
-    if kind == "shifted":
-        z = -2.3 + 0.5 * z
-    elif kind == "lowvar":
-        row_means = torch.randn(tokens, 1, device=device, generator=g)
-        z = row_means + (0.01 * eps**0.5) * z
-    elif kind != "normal":
-        raise ValueError(f"unknown input distribution {kind!r}; one of {', '.join(INPUTS)}")
-    return z.to(dtype)
-
-
-def perturb_params(built, seed: int) -> None:
-    """Move every parameter off its initial value by 0.1 * N(0, 1), drawn on the CPU from `seed`: gains
-    and biases that are not 1 and 0 exercise the affine part, and two implementations of one norm (same
-    parameter order and init) get identical values."""
-    import torch
-
-    g = torch.Generator().manual_seed(seed + 7919)
-    with torch.no_grad():
-        for t in built.params:
-            t.add_((0.1 * torch.randn(t.shape, generator=g)).to(dtype=t.dtype, device=t.device))
-
-
 def make_step(built, x, mode: str, dy=None):
     """(step, check): step() runs one call in `mode`; check(when) raises if the output breaks the
     implementation contract (the input's shape, dtype and device) or is not finite.
@@ -84,8 +46,6 @@ def make_step(built, x, mode: str, dy=None):
     step.clear_grads() drops the gradients the last call left (so a memory probe starts from the resident
     tensors only); step.own_tensors lists the tensors the step holds beyond x and the parameters."""
     import torch
-
-    from normbench.norms.registry import check_output
 
     if mode == "fwd":
 

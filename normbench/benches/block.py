@@ -25,9 +25,15 @@ machine that others share.
 from __future__ import annotations
 
 from normbench.benches._block.names import BLOCKS, norm_of
+from normbench.benches._memory import peak_memory_row
+from normbench.benches._samples import sample_stat, timing_rows
+from normbench.benches._tensors import check_device, check_dtype
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import DTYPES, STAT_PARAM
 from normbench.core.params import Param
+from normbench.norms import get_norm
+from normbench.norms._inputs import make_input, perturb_params
+from normbench.timing import measure_interleaved, timer_for
 
 
 @register_bench
@@ -60,11 +66,6 @@ class Block(Bench):
 
     def run_case(self, case, ctx):
         import torch
-
-        from normbench.benches._memory import peak_memory_row
-        from normbench.benches._samples import sample_stat, timing_rows
-        from normbench.benches._tensors import check_device, check_dtype, make_input
-        from normbench.timing import measure_interleaved, timer_for
 
         p = case.params
         check_device(p["device"])
@@ -128,12 +129,9 @@ class Block(Bench):
 
 def build_block(p: dict, dtype):
     """(Linear, norm or None, Built or None): a seeded Linear and the block's norm module, its parameters
-    moved off their init (benches/_tensors.perturb_params) so the affine part is exercised."""
+    moved off their init (norms/_inputs.py perturb_params) so the affine part is exercised."""
     import torch
     from torch import nn
-
-    from normbench.benches._tensors import perturb_params
-    from normbench.norms import get_norm
 
     g = torch.Generator().manual_seed(p["seed"] + 101)
     linear = nn.Linear(p["hidden"], p["hidden"], dtype=torch.float32)

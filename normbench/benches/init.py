@@ -21,9 +21,12 @@ Scale invariance (_lm/scale_invariance.py): `scale_grad_ratio` rows, label `scal
 
 from __future__ import annotations
 
-from normbench.benches._lm import MODEL_PARAMS, LMBench
+from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows
+from normbench.benches._lm.scale_invariance import scale_grad_rows
 from normbench.benches.base import CaseResult, register_bench
 from normbench.core.params import Param
+from normbench.core.tolerance import ulps_tolerance
+from normbench.data import objective_batch
 
 PERTURBATION = 0.01  # "small parameter perturbations": 1% of each weight, elementwise
 PERTURB_DRAWS = 4
@@ -45,7 +48,6 @@ class Init(LMBench):
     def compare_tolerance(self, metric, params):
         # fp32 forward and backward passes; the output change is a difference of two forward passes at a 1%
         # perturbation, squared: it keeps ~2 fewer digits than the passes themselves (1024 ulps ~ 1.2e-4)
-        from normbench.core.tolerance import ulps_tolerance
 
         return ulps_tolerance(1024 if metric == "output_change" else 64, "fp32")
 
@@ -56,9 +58,6 @@ class Init(LMBench):
     }
 
     def run_case(self, case, ctx):
-        from normbench.benches._lm import data_rows
-        from normbench.benches._lm.scale_invariance import scale_grad_rows
-
         p = case.params
         model, data = self.model_and_data(case, ctx)
         scale_rows = scale_grad_rows(case.norm, case.impl, p["d"], p["eps"], p["seed"])
@@ -73,8 +72,6 @@ class Init(LMBench):
 def init_rows(model, data, p) -> list[dict]:
     """All per-layer rows for one seeded model (also what the tests check against a hand computation)."""
     import torch
-
-    from normbench.data import objective_batch
 
     d, n = model.cfg.d, len(model.blocks)
     generator = torch.Generator().manual_seed(p["data_seed"])

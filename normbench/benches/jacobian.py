@@ -13,9 +13,12 @@ closed_form and rel_err rows. See normbench/jacobian/."""
 
 from __future__ import annotations
 
+from normbench.benches._tensors import check_device
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.core.params import Param
-from normbench.jacobian.inputs import DISTS
+from normbench.core.tolerance import Tolerance, ulps_tolerance
+from normbench.jacobian.closed_forms import formula_for, formulas, xiong_bounds
+from normbench.jacobian.inputs import DISTS, make_inputs
 
 DTYPES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 MACHINE_EPS = {"fp64": 2.22e-16, "fp32": 1.19e-7, "bf16": 7.81e-3, "fp16": 9.77e-4}
@@ -55,8 +58,6 @@ class Jacobian(Bench):
         """rel_err is already relative: an absolute tolerance of 64 ulps of the case's dtype (an SVD's
         σ_max is backward stable, a few ulps times a slowly growing factor of the size); matrix_free (or
         auto, which may choose it) converges only to its own tol, and CLOSED_FORM_TOL allows it 10·tol."""
-        from normbench.core.tolerance import Tolerance, ulps_tolerance
-
         exact = ulps_tolerance(64, params.get("dtype", "fp64"), relative=False)
         if params.get("method") == "exact":
             return exact
@@ -99,8 +100,6 @@ class Jacobian(Bench):
     }
 
     def check_case(self, params, norm, impl):
-        from normbench.jacobian.closed_forms import formula_for, formulas
-
         formula = formula_for(norm, impl)
         if formula is None:
             have = ", ".join(formulas())
@@ -141,10 +140,7 @@ class Jacobian(Bench):
     def run_case(self, case, ctx):
         import torch
 
-        from normbench.benches._tensors import check_device
         from normbench.jacobian import measure
-        from normbench.jacobian.closed_forms import formula_for, xiong_bounds
-        from normbench.jacobian.inputs import make_inputs
         from normbench.jacobian.subject import build_subject
 
         p = case.params

@@ -15,9 +15,11 @@ statistics also store the batch-vs-running fluctuation rows (_lm/fluctuation.py)
 
 from __future__ import annotations
 
-from normbench.benches._lm import MODEL_PARAMS, LMBench
+from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows
+from normbench.benches._stability.headline import stability_headline
 from normbench.benches.base import CaseResult, register_bench
 from normbench.core.params import Param
+from normbench.core.tolerance import training_tolerance
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _lm/training.py (which imports torch)
 OPTIMIZERS = ("adam", "sgd")
@@ -39,7 +41,6 @@ class Stability(LMBench):
 
     def compare_tolerance(self, metric, params):
         # fp32 training: a last-bit difference between CPUs is carried forward by every optimizer step
-        from normbench.core.tolerance import training_tolerance
 
         return training_tolerance(params.get("steps") or 1)
 
@@ -85,7 +86,6 @@ class Stability(LMBench):
     }
 
     def run_case(self, case, ctx):
-        from normbench.benches._lm import data_rows
         from normbench.benches._lm.training import TrainSpec, train
 
         p = case.params
@@ -126,8 +126,6 @@ class Stability(LMBench):
         return CaseResult(rows, status, reason)
 
     def headline(self, frame, opts):
-        from normbench.benches._stability.headline import stability_headline
-
         return stability_headline(frame, opts)
 
     def check_case(self, params, norm, impl):

@@ -9,6 +9,8 @@ import pkgutil
 
 import typer
 
+from normbench.core.version import __version__
+
 app = typer.Typer(
     name="normbench",
     help="Benchmarks for normalization layers in PyTorch: latency, Jacobian bounds, training stability.",
@@ -39,8 +41,6 @@ for _module in _command_modules():
 
 def _print_version(value: bool) -> None:
     if value:
-        from normbench import __version__
-
         typer.echo(f"normbench {__version__}")
         raise typer.Exit()
 

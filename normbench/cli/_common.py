@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from normbench.core.errors import NormbenchError, SuiteError, printable
+from normbench.suite.catalog import packaged_suites
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -89,8 +90,6 @@ def complete_runs(incomplete: str) -> list[str]:
 
 def complete_suites(incomplete: str) -> list[str]:
     """Shell completion of suite names (the shipped suites) and .toml files here."""
-    from normbench.suite.catalog import packaged_suites
-
     names = list(packaged_suites())
     try:
         names += sorted(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from normbench.cli._common import out, terminal_width
+from normbench.results.store import read_runs
 
 
 def print_summary(results: Path, run_id: str) -> None:
     from normbench.analysis.summary import build_summary, summary_text
-    from normbench.results.store import read_runs
 
     frame, manifests = read_runs(results, [run_id])
     if frame.empty:

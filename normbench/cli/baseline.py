@@ -14,6 +14,9 @@ import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, out
 from normbench.core.errors import NormbenchError
+from normbench.results import baselines as saved
+from normbench.results.env import fingerprint
+from normbench.results.store import RunStore
 
 NAME = "baseline"
 PANEL = "Results"
@@ -33,9 +36,6 @@ def command(
     fmt: Annotated[str, typer.Option("--format", "-f", help="plain | json")] = "plain",
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
-    from normbench.results import baselines as saved
-    from normbench.results.store import RunStore
-
     if action not in ACTIONS:
         raise NormbenchError(f"baseline {action!r}: one of {', '.join(ACTIONS)}")
     if fmt not in ("plain", "json"):
@@ -81,6 +81,4 @@ def _say(fmt: str, data: dict, text: str) -> None:
 
 
 def _this_machine() -> dict:
-    from normbench.results.env import fingerprint
-
     return fingerprint()

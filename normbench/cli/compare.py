@@ -15,6 +15,8 @@ import typer
 
 from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out
 from normbench.core.errors import NormbenchError
+from normbench.results import baselines as saved
+from normbench.results.store import RunStore
 
 NAME = "compare"
 PANEL = "Results"
@@ -163,9 +165,6 @@ def _compared_env(store) -> dict:
 
 def _open_runs(base, new, baseline: bool, baselines: Path | None, results: Path, any_machine: bool):
     """(base stores, new stores, the base's name): two run lists, or the new run and its saved baseline."""
-    from normbench.results import baselines as saved
-    from normbench.results.store import RunStore
-
     if not baseline:
         if base is None or new is None:
             raise NormbenchError("compare needs BASE and NEW run ids, or --baseline [NEW]")

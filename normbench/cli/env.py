@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
+from normbench.benches import all_benches
 from normbench.cli._common import cli_errors, out
+from normbench.norms import all_norms
+from normbench.results.env import fingerprint
 
 NAME = "env"
 PANEL = "Inspect"
@@ -15,10 +18,6 @@ PANEL = "Inspect"
 
 @cli_errors
 def command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    from normbench.benches import all_benches
-    from normbench.norms import all_norms
-    from normbench.results.env import fingerprint
-
     all_norms(), all_benches()  # import the plugins a run imports, so `plugins` lists the same
     env = fingerprint()
     if as_json:

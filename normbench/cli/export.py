@@ -11,8 +11,11 @@ from typing import Annotated
 
 import typer
 
+from normbench.analysis import ci_exports
 from normbench.cli._common import RESULTS_DIR, ExportFormat, cli_errors, err
 from normbench.core.errors import NormbenchError
+from normbench.results.paths import check_output_file
+from normbench.results.store import read_runs
 
 NAME = "export"
 PANEL = "Results"
@@ -46,10 +49,7 @@ def command(
     if str(output) == "-" and fmt == "parquet":
         raise NormbenchError("-o -: parquet is binary; give a file name")
     if str(output) != "-":
-        from normbench.results.paths import check_output_file
-
         check_output_file(output, "--output")  # before any work; never a file of a stored run
-    from normbench.results.store import read_runs
 
     frame, manifests = read_runs(results, runs or ["latest"])
     note = f"{len(frame)} rows x {frame.shape[1]} columns"
@@ -78,8 +78,6 @@ def command(
 def _service_json(frame, manifests, fmt: str) -> tuple[str, str]:
     """The gab or bmf JSON text (analysis/ci_exports.py) and what it holds, for the closing line."""
     import json
-
-    from normbench.analysis import ci_exports
 
     exported = ci_exports.timings(frame, manifests)
     data = (

@@ -8,8 +8,16 @@ from typing import Annotated
 
 import typer
 
+from normbench.benches import all_benches
 from normbench.cli._common import RESULTS_DIR, cli_errors, out, results_option
 from normbench.core.errors import NormbenchError, printable
+from normbench.core.plugins import ENV_VAR, installed_plugins
+from normbench.norms import all_norms
+from normbench.results.files import live_writer
+from normbench.results.naming import run_summaries
+from normbench.results.paths import check_results_dir
+from normbench.results.store import RunStore, list_run_ids
+from normbench.suite.catalog import all_suites
 
 NAME = "list"
 PANEL = "Inspect"
@@ -74,8 +82,6 @@ def _capability_cell(norm) -> str:
 
 
 def _norms() -> None:
-    from normbench.norms import all_norms
-
     out.print(
         "[bold]norms[/bold] (norm:impl; * = baseline; capabilities: ref = float64 reference (accuracy rows), "
         "jac = Jacobian closed form, mod = nn.Module (models, block bench), fold = folds into a Linear, "
@@ -93,8 +99,6 @@ def _norms() -> None:
 
 
 def _benches() -> None:
-    from normbench.benches import all_benches
-
     out.print("[bold]bench kinds[/bold] (parameters go in sweep = \\[lists] or params = scalars)")
     for bench in all_benches().values():
         out.print(f"  {bench.kind:<10} {bench.description}{_origin(bench)}", markup=False)
@@ -105,8 +109,6 @@ def _benches() -> None:
 
 
 def _suites() -> None:
-    from normbench.suite.catalog import all_suites
-
     out.print("[bold]suites[/bold] (run a shipped one by name: `normbench run quick`)")
     for info in all_suites():
         where = info.name if info.origin == "shipped" else str(info.path)
@@ -117,8 +119,6 @@ def _suites() -> None:
 
 def _plugins() -> None:
     import os
-
-    from normbench.core.plugins import ENV_VAR, installed_plugins
 
     rows = installed_plugins()
     env = os.environ.get(ENV_VAR, "")
@@ -134,18 +134,11 @@ def _plugins() -> None:
 def _runs_json(results: Path) -> None:
     import json
 
-    from normbench.results.naming import run_summaries
-    from normbench.results.paths import check_results_dir
-
     check_results_dir(results, create=False)
     typer.echo(json.dumps(run_summaries(results), indent=2))
 
 
 def _runs(results: Path) -> None:
-    from normbench.results.files import live_writer
-    from normbench.results.paths import check_results_dir
-    from normbench.results.store import RunStore, list_run_ids
-
     check_results_dir(results, create=False)
     out.print(f"[bold]runs[/bold] in {printable(results)}/", highlight=False)
     for run_id in list_run_ids(results):

@@ -8,7 +8,11 @@ from typing import Annotated
 
 import typer
 
+from normbench.analysis.plots import plot_run
 from normbench.cli._common import RESULTS_DIR, PlotFormat, cli_errors, complete_runs, out, results_option
+from normbench.results.env import machines_of
+from normbench.results.paths import check_output_dir
+from normbench.results.store import read_runs
 
 NAME = "plot"
 PANEL = "Results"
@@ -29,11 +33,6 @@ def command(
     fmt: Annotated[PlotFormat, typer.Option("--format", "-f", help="Figure file format.")] = PlotFormat.png,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
-    from normbench.analysis.plots import plot_run
-    from normbench.results.env import machines_of
-    from normbench.results.paths import check_output_dir
-    from normbench.results.store import read_runs
-
     if out_dir is not None:
         check_output_dir(out_dir, "--out")
     frame, manifests = read_runs(results, runs or ["latest"])

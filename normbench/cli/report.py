@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from normbench.analysis.derived import with_derived
+from normbench.analysis.plots import plot_run
 from normbench.cli._common import (
     RESULTS_DIR,
     ReportFormat,
@@ -19,6 +21,9 @@ from normbench.cli._common import (
     results_option,
     terminal_width,
 )
+from normbench.results.env import machines_of
+from normbench.results.paths import check_output_file
+from normbench.results.store import read_runs
 
 NAME = "report"
 PANEL = "Results"
@@ -64,12 +69,9 @@ def command(
     from normbench.analysis.summary import build_summary
     from normbench.analysis.terminal import Selection
     from normbench.core.tables import MACHINE_FORMATS, render
-    from normbench.results.store import read_runs
 
     fmt = str(fmt)
     if output:
-        from normbench.results.paths import check_output_file
-
         check_output_file(output, "--output")
     frame, manifests = read_runs(results, runs or ["latest"])
     check_baseline(frame, baseline)
@@ -124,7 +126,6 @@ def _records(frame, manifests, fmt: str, baseline: str | None, summary) -> str:
     check_baseline(frame, baseline)
     warnings = report_warnings(frame, manifests)
     frame = one_copy_per_case(frame)
-    from normbench.analysis.derived import with_derived
 
     records = with_derived(case_records(frame, baseline), frame)
     if fmt == "csv":
@@ -146,9 +147,7 @@ def _markdown(tables_text: str, frame, manifests, output: Path | None, results: 
     """One Markdown file for a paper appendix or a pull request: header, tables, claims, figures."""
     import os
 
-    from normbench.analysis.plots import plot_run
     from normbench.analysis.report import markdown_header
-    from normbench.results.env import machines_of
 
     plot_dir = (output.parent if output else results / manifests[-1]["run_id"]) / "plots"
     machine = machines_of(manifests)

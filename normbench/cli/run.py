@@ -19,7 +19,13 @@ from normbench.cli._common import (
     parse_shard,
     results_option,
 )
+from normbench.cli._progress import RunProgress
+from normbench.cli._summary import print_summary
 from normbench.core.errors import printable
+from normbench.executors.ray_cluster import Interrupted
+from normbench.executors.session import allow_overrides, check_executor, plan_run, run_plan
+from normbench.results.naming import check_new_run_name
+from normbench.suite.adhoc import adhoc_run_suite
 
 NAME = "run"
 PANEL = "Run"
@@ -104,23 +110,16 @@ def command(
         ),
     ] = False,
 ) -> None:
-    from normbench.cli._progress import RunProgress
-    from normbench.executors.session import allow_overrides, check_executor, plan_run, run_plan
-    from normbench.results.naming import check_new_run_name
-
     check_new_run_name(results, run_id, tag, resume)
     if allow_override:
         allow_overrides()
     runner = check_executor(executor, address, jobs, say=_say)
     if bench is not None or norms is not None:
-        from normbench.suite.adhoc import adhoc_run_suite
-
         suite = adhoc_run_suite(bench, norms, ctx.meta.get(META_KEY, []), suite, resume)
     plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say)
     if dry_run:
         _print_cases(plan.cases)
         return
-    from normbench.executors.ray_cluster import Interrupted
 
     try:
         store, outcome, remaining = run_plan(
@@ -138,8 +137,6 @@ def command(
         _say(f"{exc}" + (f"; run {plan.resumed.run_id} is unchanged" if plan.resumed else ""))
         raise typer.Exit(128 + int(exc.signal)) from None
     if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
-        from normbench.cli._summary import print_summary
-
         print_summary(results, store.run_id)
     _finish(store, outcome, remaining, results)
 

@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
+from normbench import selfcheck as sc
 from normbench.cli._common import cli_errors, err, out
+from normbench.core.errors import NormbenchError
+from normbench.norms import all_norms
 
 NAME = "selfcheck"
 PANEL = "Inspect"
@@ -18,7 +21,7 @@ def command(
     op: Annotated[
         list[str] | None,
         typer.Option(
-            help="norm:impl:TOKENSxHIDDEN to time (repeatable; default: five ops, timing/selfcheck.py)."
+            help="norm:impl:TOKENSxHIDDEN to time (repeatable; default: five ops, normbench/selfcheck.py)."
         ),
     ] = None,
     runs: Annotated[int, typer.Option(help="Processes per order (forward and reversed).", min=1)] = 2,
@@ -29,9 +32,6 @@ def command(
     ] = 0.2,
     as_json: Annotated[bool, typer.Option("--json", help="Print the per-op summary as JSON.")] = False,
 ) -> None:
-    from normbench.core.errors import NormbenchError
-    from normbench.timing import selfcheck as sc
-
     try:
         ops = [sc.parse_op(t) for t in op] if op else [sc.Op(*o) for o in sc.DEFAULT_OPS]
     except ValueError as exc:
@@ -58,9 +58,6 @@ def command(
 
 
 def _check_ops(ops) -> None:
-    from normbench.core.errors import NormbenchError
-    from normbench.norms import all_norms
-
     norms = all_norms()
     for o in ops:
         if o.norm not in norms or o.impl not in norms[o.norm].impls:

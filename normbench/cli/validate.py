@@ -8,6 +8,10 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import cli_errors, out
+from normbench.core.errors import SuiteError, printable
+from normbench.suite.catalog import resolve
+from normbench.suite.expand import expand
+from normbench.suite.load import load_suite
 
 NAME = "validate"
 PANEL = "Suites"
@@ -19,11 +23,6 @@ def command(
         list[str], typer.Argument(help="Suite TOML files, or names of shipped suites.", show_default=False)
     ],
 ) -> None:
-    from normbench.core.errors import SuiteError, printable
-    from normbench.suite.catalog import resolve
-    from normbench.suite.expand import expand
-    from normbench.suite.load import load_suite
-
     errors: list[SuiteError] = []
     for path in suites:
         try:

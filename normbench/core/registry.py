@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 from normbench.core.params import did_you_mean
+from normbench.core.plugins import check_registration, current_plugin, import_package_modules
 
 T = TypeVar("T")
 
@@ -30,8 +31,6 @@ class Registry(Generic[T]):
         """Register `entry` under `name`. The same module registering it again (a reload) replaces it; a
         plugin taking a name that normbench or another plugin holds is refused unless overrides are
         allowed (core/plugins.py). A plugin that registers before normbench's own module does keeps it."""
-        from normbench.core.plugins import check_registration, current_plugin
-
         origin = current_plugin() or "normbench"
         if name in self._entries:
             old = self._origin.get(name, "normbench")
@@ -53,8 +52,6 @@ class Registry(Generic[T]):
 
     def all(self) -> dict[str, T]:
         """Every entry, after importing the package's modules and plugins (once)."""
-        from normbench.core.plugins import import_package_modules
-
         import_package_modules(self.package)
         return dict(self._entries)
 

@@ -19,6 +19,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from normbench.data import textgen
 from normbench.data.token_data import CorpusError, TokenData, entropy_nats
 
 HELD_OUT_EVERY = 10  # part i (paragraph or file) is held out when i % 10 == 9
@@ -27,8 +28,6 @@ TEXT_SHA256 = "5831d3a0eaf681461e85aaac50661607e4a316bbadec9c6a3d966d45881436b1"
 
 
 def generated_parts() -> tuple[list[bytes], dict]:
-    from normbench.data import textgen
-
     parts = textgen.paragraphs()
     digest = hashlib.sha256(b"".join(parts)).hexdigest()
     if digest != TEXT_SHA256:

@@ -8,6 +8,8 @@ counts the chosen positions only. The choices come from a generator the caller s
 
 from __future__ import annotations
 
+from normbench.data.tokens import sample_windows
+
 MASK_RULE = "80/10/10"  # [MASK] / random token / unchanged, of the chosen positions
 
 
@@ -32,8 +34,6 @@ def mask_tokens(tokens, vocab: int, mask_prob: float, generator):
 def objective_batch(rows, batch: int, seq: int, objective: str, vocab: int, mask_prob: float, windows, masks):
     """(inputs, targets, mask) of one batch: causal = (x, x shifted by one, None); masked = the window x
     with masked positions (mask_tokens). `windows` draws the windows, `masks` the masked positions."""
-    from normbench.data.tokens import sample_windows
-
     x, y = sample_windows(rows, batch, seq, windows)
     if objective == "causal":
         return x, y, None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from normbench.data.corpus import byte_corpus
+from normbench.data.corpus import data_identity as corpus_identity
 from normbench.data.token_data import CorpusError, TokenData
 
 SOURCES = ("text", "stdlib", "markov")
@@ -10,8 +12,6 @@ MARKOV_GENERATOR = "markov-v1"  # bump when markov.py changes what it samples: p
 
 def load_data(source: str, *, seed: int, corpus_dir: str = "") -> TokenData:
     if source in ("text", "stdlib"):
-        from normbench.data.corpus import byte_corpus
-
         return byte_corpus(source, corpus_dir)
     if source == "markov":
         from normbench.data.markov import markov_data
@@ -24,7 +24,6 @@ def data_identity(source: str, *, seed: int, corpus_dir: str = "") -> str:
     """What identifies the tokens a case trains on: the corpus SHA-256, or the Markov generator and seed."""
     if source == "markov":
         return f"{MARKOV_GENERATOR} seed {seed}"
-    from normbench.data.corpus import data_identity as corpus_identity
 
     return corpus_identity(source, corpus_dir)
 

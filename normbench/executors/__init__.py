@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import contextlib
 
+from normbench.executors.ray import run_cases_ray
+from normbench.executors.ray_cluster import started_ray
+from normbench.runner import run_cases
+
 EXECUTORS = ("local", "ray")
 
 
@@ -23,7 +27,6 @@ class Executor:
         if self.name != "ray":
             yield self
             return
-        from normbench.executors.ray_cluster import started_ray
 
         with started_ray(self.address, self.jobs, cases, threads, say) as gpus:
             self.gpus = gpus
@@ -31,11 +34,8 @@ class Executor:
 
     def run(self, store, todo, ctx, **kw):
         if self.name == "ray":
-            from normbench.executors.ray import run_cases_ray
-
             return run_cases_ray(
                 store, todo, ctx, jobs=self.jobs if self.address else None, gpus=self.gpus, **kw
             )
-        from normbench.runner import run_cases
 
         return run_cases(store, todo, ctx, **kw)

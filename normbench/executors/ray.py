@@ -20,6 +20,7 @@ import contextlib
 import time
 from collections import deque
 
+from normbench.benches import RunContext
 from normbench.executors.ray_cluster import (  # noqa: F401  (import_ray: what callers check Ray with)
     FORWARDED_ENV,
     NODE_RESOURCE,
@@ -27,6 +28,8 @@ from normbench.executors.ray_cluster import (  # noqa: F401  (import_ray: what c
     import_ray,
     task_options,
 )
+from normbench.results.env import fingerprint_of_node
+from normbench.runner import RunOutcome, StopAfterCase, run_one, store_finished
 
 _WORKER_CONTEXTS: dict[int, object] = {}
 
@@ -35,9 +38,6 @@ def run_case_in_worker(case, threads: int) -> dict:
     """The Ray task: run one case in this worker process, with a RunContext kept per worker (its memo of the
     training corpus is reused across the cases this worker runs)."""
     import torch
-
-    from normbench.benches import RunContext
-    from normbench.runner import run_one
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
@@ -50,8 +50,6 @@ def node_fingerprint() -> dict:
     """What can differ between the nodes of one cluster, stored per node in the manifest."""
     import ray
 
-    from normbench.results.env import fingerprint_of_node
-
     return {"ray_node": ray.get_runtime_context().get_node_id()[:12], **fingerprint_of_node()}
 
 
@@ -59,8 +57,6 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
     """Run `cases` as Ray tasks on the cluster Executor.started connected to; write each part here as it
     finishes. Ctrl-C or SIGTERM cancels what has not finished, keeps everything that has, and returns an
     interrupted outcome; a second one cancels the tasks in flight and stops at once."""
-    from normbench.runner import RunOutcome, StopAfterCase, store_finished
-
     ray = import_ray()
     outcome = RunOutcome()
     nodes = dict(store.manifest.get("nodes") or {})

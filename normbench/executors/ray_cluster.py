@@ -12,7 +12,9 @@ import signal
 import socket
 from collections.abc import Iterator
 
+from normbench.benches import get_bench
 from normbench.core.errors import NormbenchError
+from normbench.runner import StopAfterCase
 
 NODE_RESOURCE = "normbench_node"
 PACKED_SHARE = 0.001  # a case that does not time: up to 1000 of them share a node
@@ -207,8 +209,6 @@ def started_ray(address: str | None, jobs: int | None, cases, threads: int, say)
     """Ray connected and checked for the cases; yields whether a case on CUDA can get a GPU (without any
     GPU in the cluster such a case asks for none and the bench records it skipped, as the local executor
     does). A signal during start-up raises Interrupted; Ray is shut down at the end if started here."""
-    from normbench.runner import StopAfterCase
-
     ray = import_ray()
     started_here = False
     try:
@@ -229,8 +229,6 @@ def started_ray(address: str | None, jobs: int | None, cases, threads: int, say)
 def task_options(case, threads: int, gpus: bool = True) -> dict:
     """What one case asks Ray for; a case on CUDA asks for a GPU only when the cluster has one (without,
     the bench itself records it skipped, as under the local executor)."""
-    from normbench.benches import get_bench
-
     options = {
         "num_cpus": threads,
         "resources": {NODE_RESOURCE: 1.0 if get_bench(case.kind).exclusive_node else PACKED_SHARE},

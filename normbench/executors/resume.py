@@ -12,8 +12,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from normbench.benches import get_bench
 from normbench.core.case import Case
 from normbench.core.errors import NormbenchError, printable
+from normbench.core.plugins import OVERRIDES
 
 Say = Callable[[str], None]
 
@@ -74,8 +76,6 @@ def what_changed(old_label: str, cases: list[Case]) -> str:
 
 
 def identity_change(case: Case) -> str:
-    from normbench.benches import get_bench
-
     identity = get_bench(case.kind).identity(case.params)
     text = f"same parameters, but what else defines the case changed: now {identity}"
     corpus = case.params.get("corpus_dir")
@@ -101,8 +101,6 @@ def split_label(label: str) -> tuple[str, dict[str, str]]:
 
 def check_overrides(manifest, where: Path) -> None:
     """A run whose results came from plugins replacing built-ins is finished by the same replacements."""
-    from normbench.core.plugins import OVERRIDES
-
     recorded = sorted(manifest.overrides or [])
     if recorded != sorted(OVERRIDES):
         now = "; ".join(sorted(OVERRIDES)) or "none"

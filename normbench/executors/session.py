@@ -13,14 +13,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from normbench.benches import RunContext, get_bench
 from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
+from normbench.core.plugins import ALLOW_OVERRIDE_VAR, OVERRIDES
 from normbench.executors import EXECUTORS, Executor
+from normbench.executors.ray import cap_local_jobs, import_ray
 from normbench.executors.resume import check_overrides, check_suite_hash, recorded_cases
+from normbench.results.env import fingerprint
+from normbench.results.files import RunLock, check_own_folders, check_writable, remove_stale_temporaries
 from normbench.results.manifest import RESUME_KEYS, Manifest, manifest_problem
-from normbench.results.store import RunStore
+from normbench.results.paths import check_results_dir
+from normbench.results.schema import declare_columns
+from normbench.results.store import RunStore, new_run_id
 from normbench.runner import RunOutcome
+from normbench.suite.catalog import resolve
+from normbench.suite.expand import expand, select
+from normbench.suite.load import load_suite, parse_suite
 from normbench.suite.spec import Suite
+from normbench.suite.validate import THREADS
 
 Say = Callable[[str], None]
 
@@ -38,8 +49,6 @@ class Plan:
 def allow_overrides() -> None:
     """`run --allow-override`: plugins may replace built-in names (core/plugins.py); the variable reaches
     Ray workers too (executors/ray.py forwards it)."""
-    from normbench.core.plugins import ALLOW_OVERRIDE_VAR
-
     os.environ[ALLOW_OVERRIDE_VAR] = "1"
 
 
@@ -49,8 +58,6 @@ def check_executor(name: str, address: str | None, jobs: int | None, say: Say = 
     if name != "ray" and (address or jobs):
         raise NormbenchError("--address and --jobs go with --executor ray")
     if name == "ray":
-        from normbench.executors.ray import cap_local_jobs, import_ray
-
         import_ray()  # fail now, before a run folder exists, when Ray is not installed
         jobs = cap_local_jobs(jobs, address, say)
     return Executor(name, address, jobs)
@@ -67,10 +74,6 @@ def plan_run(
 ) -> Plan:
     """The cases to run: a new run of `suite`, or the rest of run `resume` with its own stored suite text,
     --shard and --only."""
-    from normbench.results.paths import check_results_dir
-    from normbench.suite.expand import expand, select
-    from normbench.suite.load import load_suite, parse_suite
-
     check_results_dir(results, create=False)
     store = None
     if resume:
@@ -89,8 +92,6 @@ def plan_run(
             raise NormbenchError(
                 "give a suite file, e.g. `normbench run suites/quick.toml`, or --resume RUN_ID"
             )
-        from normbench.suite.catalog import resolve
-        from normbench.suite.spec import Suite
 
         # a Suite already built (run --bench: suite/adhoc.py), else a file or a shipped suite's name
         suite_obj = suite if isinstance(suite, Suite) else load_suite(resolve(suite))
@@ -106,10 +107,6 @@ def plan_run(
 
 
 def new_manifest(plan: Plan, run_id: str, env: dict, started: str, tag: str | None = None) -> Manifest:
-    from normbench.benches import get_bench
-    from normbench.core.plugins import OVERRIDES
-    from normbench.results.schema import declare_columns
-
     s = plan.suite
     kinds = dict.fromkeys(c.kind for c in plan.planned)
     return Manifest(
@@ -149,16 +146,6 @@ def run_plan(
     run_id and tag (checked by results/naming.py) name a new run."""
     import torch
 
-    from normbench.results.env import fingerprint
-    from normbench.results.files import (
-        RunLock,
-        check_own_folders,
-        check_writable,
-        remove_stale_temporaries,
-    )
-    from normbench.results.paths import check_results_dir
-    from normbench.results.store import new_run_id
-
     store = plan.resumed
     threads = threads or (stored_threads(store) if store else plan.suite.threads)
     if threads:
@@ -189,8 +176,6 @@ def run_plan(
 def run_session(store, cases, done: set[str], now: str, executor, progress, quiet: bool, say: Say):
     """Run the cases not yet done as one session recorded in the manifest: (outcome, cases left)."""
     import torch
-
-    from normbench.benches import RunContext
 
     todo = [c for c in cases if c.case_id not in done]
     session = len(store.manifest.get("sessions", []))
@@ -247,8 +232,6 @@ def resumable(store: RunStore) -> Manifest:
 
 def stored_threads(store: RunStore) -> int | None:
     """The first session's thread count, through the suite's validator (torch segfaults on 10**8)."""
-    from normbench.suite.validate import THREADS
-
     sessions = store.manifest.get("sessions") or [{}]
     value, problem = THREADS.coerce(sessions[0].get("threads") or 1)
     if problem:

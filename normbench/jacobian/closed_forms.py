@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from normbench.norms import all_norms
 from normbench.norms.closed_form import Closed, Formula, gain_is_constant
 
 if TYPE_CHECKING:  # torch is imported where a formula runs: validating a suite asks for formulas without it
@@ -24,8 +25,6 @@ __all__ = ["Closed", "Formula", "formula_for", "formulas", "gain_is_constant", "
 def formula_for(norm: str, impl: str | None) -> Formula | None:
     """The closed form the norm declares for (norm, impl) (impl None: its baseline), or None (unknown norm,
     or a norm without one)."""
-    from normbench.norms import all_norms
-
     norms = all_norms()
     if norm not in norms:
         return None
@@ -35,8 +34,6 @@ def formula_for(norm: str, impl: str | None) -> Formula | None:
 
 def formulas() -> list[str]:
     """ "norm" or "norm:impl" for every registered implementation with a closed form (for messages)."""
-    from normbench.norms import all_norms
-
     have = []
     for name, norm in all_norms().items():
         with_form = [i for i in norm.impls if norm.jacobian_closed_form(i) is not None]

@@ -11,7 +11,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from normbench.core.errors import SkipCase
+from normbench.norms import get_norm
 from normbench.norms.closed_form import Formula
+from normbench.norms.registry import check_output
 
 
 @dataclass
@@ -54,9 +57,6 @@ def random_gain(d: int, seed: int) -> np.ndarray:
 def build_subject(
     norm: str, impl: str, d: int, formula: Formula, *, eps: float, dtype, device: str, gain: str, seed: int
 ) -> Subject:
-    from normbench.core.errors import SkipCase
-    from normbench.norms import get_norm
-
     norm_obj = get_norm(norm)
     built = norm_obj.build(impl, d, eps=eps, dtype=dtype, device=device)
     gain_t = find_gain(norm_obj, built)
@@ -73,7 +73,6 @@ def build_subject(
         # under vmap. Switching the tracking off leaves the function of x unchanged.
         module.track_running_stats = False
     extra = closed_form_extra(norm_obj, built)
-    from normbench.norms.registry import check_output
 
     fn = built.fn
     if formula.layout == "row":

@@ -14,6 +14,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from normbench.norms import get_norm
+
 
 class Norm(nn.Module):
     """A registry norm over the last dim. `site` names it in results ("3.attn", "3.ffn_mid", "final").
@@ -24,7 +26,6 @@ class Norm(nn.Module):
 
     def __init__(self, norm: str, impl: str | None, width: int, eps: float, site: str, heads: int = 1):
         super().__init__()
-        from normbench.norms import get_norm
 
         registered = get_norm(norm)
         impl = impl or registered.module_impl  # the norm's declared model implementation (norms/registry.py)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from normbench.core.errors import SkipCase
 from normbench.norms.registry import Built
 
 _compiled: dict[Callable, Callable] = {}
@@ -66,8 +67,6 @@ def third_party(factory: Callable[[], Any], what: str, *, dtype, device) -> Buil
     """A third-party nn.Module moved to device and dtype. Apex's and Liger's kernels are CUDA (Triton)
     only: on another device the case is skipped, with the reason, rather than failed."""
     import torch
-
-    from normbench.core.errors import SkipCase
 
     if torch.device(device).type != "cuda":
         raise SkipCase(f"{what} runs on CUDA only")

@@ -41,6 +41,11 @@ from __future__ import annotations
 
 from functools import cache
 
+from normbench.norms._powernorm_official import (
+    official_module_class,
+    official_reference,
+    official_reference_grads,
+)
 from normbench.norms.closed_form import Formula, diagonal_affine
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
@@ -162,8 +167,6 @@ class PowerNorm(Norm):
     def official(self, hidden, *, eps, dtype, device):
         """As sIncerass/powernorm runs it: GroupScaling (groups = heads in a model), batch statistics during
         the lr warm-up, their backward (norms/_powernorm_official.py)"""
-        from normbench.norms._powernorm_official import official_module_class
-
         m = official_module_class()(hidden, eps, device=device, dtype=dtype).train()
         return Built(m, list(m.parameters()), m)
 
@@ -181,8 +184,6 @@ class PowerNorm(Norm):
         import torch
 
         if impl == "official":
-            from normbench.norms._powernorm_official import official_reference
-
             return official_reference(x, params, built.module, eps)
         w, b = params
         psi2 = built.module.running_phi.detach().double()
@@ -192,8 +193,6 @@ class PowerNorm(Norm):
         """Train: the approximate backward in float64, from the state the next call starts from (ψ_{t−1},
         ν_{t−1}); eval: None (autograd of the reference is exact there)."""
         if impl == "official":
-            from normbench.norms._powernorm_official import official_reference_grads
-
             return official_reference_grads(x, dy, params, built.module, eps)
         if impl != "train":
             return None

@@ -10,17 +10,12 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-import normbench
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from normbench.core.host import cpu_model
+from normbench.core.plugins import loaded_plugins
+from normbench.core.version import __version__
+from normbench.results import machine as c
+from normbench.timing.cache import cpu_llc_bytes
+from normbench.timing.cuda import device_info
 
 
 def own_checkout(path: Path) -> bool:
@@ -36,7 +31,7 @@ def own_checkout(path: Path) -> bool:
 
 def git_sha(path: Path | None = None) -> str | None:
     """The commit of the normbench checkout (None when installed from a wheel); '+dirty' when modified."""
-    path = path or Path(normbench.__file__).resolve().parent.parent
+    path = path or Path(__file__).resolve().parents[2]  # the checkout holding normbench/
     if not own_checkout(path):
         return None
     try:
@@ -84,7 +79,7 @@ def fingerprint() -> dict:
     import torch
 
     env = {
-        "normbench": normbench.__version__,
+        "normbench": __version__,
         "git_sha": git_sha(),
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -101,14 +96,11 @@ def fingerprint() -> dict:
         "cpu_governor": cpu_governor(),
         "thread_env": {k: os.environ[k] for k in THREAD_VARS if k in os.environ},
     }
-    from normbench.timing.cache import cpu_llc_bytes
 
     llc, source = cpu_llc_bytes()
     env.update(cpu_llc_mib=round(llc / 2**20, 1), cpu_llc_source=source)
     env.update(machine_facts())
     if torch.cuda.is_available():
-        from normbench.timing.cuda import device_info
-
         env.update(
             device_info(0),
             gpu_count=torch.cuda.device_count(),
@@ -120,9 +112,6 @@ def fingerprint() -> dict:
 def machine_facts() -> dict:
     """What decides whether two runs compare (results/machine.py); compare reads cpu_flags
     (analysis/comparability.py). Plugins: those imported so far (a run has imported its suite's norms and benches by now)."""
-    from normbench.core.plugins import loaded_plugins
-    from normbench.results import machine as c
-
     return {
         "cpu_flags": c.cpu_flags(),
         "cpu_capability": c.cpu_capability(),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.core.errors import NormbenchError, printable
+from normbench.results.files import live_writer
 from normbench.results.paths import check_run_id
 
 LATEST = "latest"
@@ -104,7 +105,6 @@ def open_run(ref: str | os.PathLike, results: Path):
 def run_summaries(results: Path) -> list[dict[str, Any]]:
     """One object per run, oldest first: what `list runs` prints, as data. A damaged run has status
     'damaged' and the reason in `error`; a running one whose writer is gone is 'interrupted'."""
-    from normbench.results.files import live_writer
     from normbench.results.store import RunStore, list_run_ids
 
     rows = []

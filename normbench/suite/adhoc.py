@@ -12,8 +12,10 @@ import json
 import re
 from typing import Any
 
+from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError, Problem, SuiteError
 from normbench.core.params import Param, did_you_mean
+from normbench.suite.load import parse_suite
 
 SOURCE = "<command line>"
 
@@ -31,8 +33,6 @@ def adhoc_run_suite(kind: str | None, norms: str | None, flags: list[str], suite
 
 def adhoc_suite(kind: str, norms: str | None, flags: list[str]):
     """The Suite the flags describe (suite/load.Suite); a SuiteError names the flags at fault."""
-    from normbench.suite.load import parse_suite
-
     text, problems = adhoc_toml(kind, norms, flags)
     try:
         suite = parse_suite(text, SOURCE)
@@ -46,8 +46,6 @@ def adhoc_suite(kind: str, norms: str | None, flags: list[str]):
 def adhoc_toml(kind: str, norms: str | None, flags: list[str]) -> tuple[str, list[Problem]]:
     """The suite text of `--bench KIND [--norms A,B] --PARAM VALUE[,VALUE...] ...`, and the flags that
     name no parameter (left out of the text)."""
-    from normbench.benches import all_benches
-
     benches = all_benches()
     if kind not in benches:
         raise NormbenchError(

@@ -9,6 +9,8 @@ from importlib.resources import files
 from pathlib import Path
 
 from normbench.core.errors import NormbenchError
+from normbench.suite.expand import expand
+from normbench.suite.load import load_suite
 
 
 def packaged_dir() -> Path:
@@ -50,9 +52,6 @@ class SuiteInfo:
 
 def describe(path: Path, origin: str) -> SuiteInfo:
     """The first line of a suite's description and its case count (or why it has none)."""
-    from normbench.suite.expand import expand
-    from normbench.suite.load import load_suite
-
     try:
         suite = load_suite(path)
     except NormbenchError as exc:

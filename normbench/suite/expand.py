@@ -6,13 +6,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
+from normbench.benches import get_bench
 from normbench.core.case import Case, case_id
 from normbench.suite.spec import BenchSpec, Suite
 
 
 def expand_bench(spec: BenchSpec) -> Iterator[Case]:
-    from normbench.benches import get_bench
-
     bench = get_bench(spec.kind)
     keys = list(spec.sweep)
     for norm, impl in spec.norm_impls:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from normbench.analysis.claims import all_claims
 from normbench.core.errors import Problem, SuiteError, printable
 from normbench.core.params import Param, did_you_mean
 from normbench.suite.bench_table import TIMEOUT, check_cases, check_size, scalar_value, validate_bench
@@ -69,12 +70,8 @@ def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:
     if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
         problems.append(Problem("claims", "must be a list of claim names"))
         return []
-    if not claims:  # the claims registry imports pandas: not worth it for a suite without claims
+    if not claims:  # discovering the claims imports their modules (and pandas): not for a suite without any
         return []
-    try:
-        from normbench.analysis.claims import all_claims
-    except ImportError:  # no claims registry in this build
-        return list(claims)
     known = all_claims()
     for j, claim in enumerate(claims):
         if claim not in known:

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
 
 import math
 
+from normbench.analysis.runs import config_keys
+
 NOT_CONVERGED_GAP = 0.3  # nats behind the reference at the same seed and depth (the issue's definition)
 BOOTSTRAP = 2000
 
@@ -72,8 +74,6 @@ def paired(runs: pd.DataFrame, a: dict, b: dict) -> pd.DataFrame:
     `a` and `b` ask for different values are the comparison itself and are not matched. Columns of the `b`
     run get the suffix `_ref`. A claim never pairs by seed alone: two runs that differ in a parameter
     nobody named are not a pair."""
-    from normbench.analysis.runs import config_keys
-
     if runs.empty:
         return runs
     compared = {k for k in {*a, *b} if k not in a or k not in b or not _same(a[k], b[k])}
@@ -119,8 +119,6 @@ def behind_reference(runs: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
     """Per run: final loss minus its reference run's (the `paired` rule: same seed, same value of every
     swept parameter on which runs and reference agree as groups); NaN without a reference."""
     import pandas as pd
-
-    from normbench.analysis.runs import config_keys
 
     both = pd.concat([runs, reference])
     keys = ["seed"] + [k for k in config_keys(both) if _shared_axis(runs, reference, k)]

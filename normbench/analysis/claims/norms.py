@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, REPORTED, Verdict, claim
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, seeds_text
+from normbench.analysis.claims._stats import fmt_ci, mean_ci, paired, seeds_text
+from normbench.analysis.fluctuation import per_run_medians
+from normbench.analysis.runs import training_runs
 
 __all__ = ["REPORTED", "paired_gap"]
 MARGIN = 0.05  # nats; see LOSS_MARGIN_WHY
@@ -27,8 +29,6 @@ RATIO_FLOOR = 2.0  # the batch behaves like ≤ n/4 independent tokens
 
 def _runs(frame, **conditions):
     """Training runs (one row per case, with norm, objective and every parameter), filtered."""
-    from normbench.analysis.runs import training_runs
-
     runs = training_runs(frame)
     for key, want in conditions.items():
         if runs.empty:
@@ -40,8 +40,6 @@ def _runs(frame, **conditions):
 def paired_gap(runs, norm: str, reference: str = "layernorm"):
     """Pairs of runs of `norm` and `reference` by the claims' one rule (_stats.paired: the same seed and
     every other swept parameter): final_loss, final_loss_ref, status, status_ref, gap = norm − reference."""
-    from normbench.analysis.claims._stats import paired
-
     if runs.empty:
         return runs
     pairs = paired(runs, {"norm": norm}, {"norm": reference})
@@ -107,8 +105,6 @@ def bn_masked_lm_worse_than_ln(frame):
     "distance (its position-embedding share does not fluctuate): the test leans against passing",
 )
 def bn_fluctuation_beyond_iid(frame):
-    from normbench.analysis.fluctuation import per_run_medians
-
     med = per_run_medians(frame)
     if med.empty or "mean_over_iid" not in med:
         return Verdict(NO_DATA, "needs bn_mean_rel_dist and bn_mean_rel_dist_iid rows of BatchNorm runs")

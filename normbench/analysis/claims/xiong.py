@@ -11,15 +11,14 @@ if TYPE_CHECKING:
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 from normbench.analysis.claims._stats import fmt_ci, mean_ci, pick, seeds_text, slope_with_ci
+from normbench.analysis.runs import bench_rows
+from normbench.benches import all_benches
 
 MIN_SEEDS = 5  # claims about an expectation pool at least this many seeds
 
 
 def init_rows(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     import pandas as pd
-
-    from normbench.analysis.runs import bench_rows
-    from normbench.benches import all_benches
 
     if "init" not in set(frame["bench"]):
         return pd.DataFrame()

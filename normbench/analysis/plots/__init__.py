@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from normbench.analysis.runs import bench_rows
+from normbench.benches import all_benches
 from normbench.core.registry import Registry
 
 
@@ -34,8 +36,6 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
     plots = PLOTS.all()
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
-    from normbench.analysis.runs import bench_rows
-    from normbench.benches import all_benches
 
     benches = all_benches()
     for kind in dict.fromkeys(frame["bench"]):

@@ -3,6 +3,7 @@ its cost over the Linear alone; then the folded-BatchNorm check and every block'
 
 from __future__ import annotations
 
+from normbench.benches._block.names import FOLDED, block_names
 from normbench.core.tables import Table, format_seconds
 
 KEYS = ["device", "dtype", "cache", "stat", "tokens", "hidden"]
@@ -10,8 +11,6 @@ KEYS = ["device", "dtype", "cache", "stat", "tokens", "hidden"]
 
 def block_tables(frame, opts) -> list[Table]:
     import pandas as pd
-
-    from normbench.benches._block.names import FOLDED, block_names
 
     ok = frame[frame["status"] == "ok"]
     if ok.empty:

@@ -252,6 +252,6 @@ def memo_bytes(memo: dict) -> int:
 
 
 def _perturb(built, seed: int) -> None:
-    from normbench.benches._tensors import perturb_params
+    from normbench.norms._inputs import perturb_params
 
     perturb_params(built, seed)

@@ -44,6 +44,6 @@ def device_name(device: str) -> str:
 
     if device == "cuda":
         return torch.cuda.get_device_name()
-    from normbench.results.env import cpu_model
+    from normbench.core.host import cpu_model
 
     return cpu_model()

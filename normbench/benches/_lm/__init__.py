@@ -3,8 +3,13 @@ rules, and building a seeded model and its data for one case. Torch-free at impo
 
 from __future__ import annotations
 
+from normbench.benches._tensors import check_device
 from normbench.benches.base import Bench
 from normbench.core.params import Param
+from normbench.data import data_identity, load_data
+from normbench.data.corpus import corpus_problem
+from normbench.data.tokens import check_windows_fit
+from normbench.norms import get_norm
 
 # Kept here, not imported from normbench.models (which imports torch): tests check they match.
 PLACEMENTS = ("post", "pre", "deepnorm", "sandwich", "subln", "periln")
@@ -80,24 +85,18 @@ class LMBench(Bench):
     key_order = KEY_ORDER  # how tables order the swept keys (analysis reads it through the registry)
 
     def check_case(self, params, norm, impl):
-        from normbench.data.corpus import corpus_problem
-
         problems = check_model_case(params, norm)
         if (problem := corpus_problem(params["data"], params["corpus_dir"])) is not None:
             problems.append(("corpus_dir", problem))
         return problems
 
     def identity(self, params):
-        from normbench.data import data_identity
-
         return {
             "data": data_identity(params["data"], seed=params["data_seed"], corpus_dir=params["corpus_dir"])
         }
 
     @staticmethod
     def model_and_data(case, ctx):
-        from normbench.data.tokens import check_windows_fit
-
         data = load_case_data(ctx, case.params)
         check_windows_fit(data, case.params["seq"])  # before the model is built or trained
         return build_model(case, data.vocab), data
@@ -121,8 +120,6 @@ def check_model_case(params, norm) -> list[tuple[str, str]]:
 
 def norm_mixes_tokens(norm: str) -> bool:
     """The registry's `mixes_tokens` (statistics across tokens: BatchNorm, PowerNorm); False if unknown."""
-    from normbench.norms import get_norm
-
     try:
         return get_norm(norm).mixes_tokens
     except (KeyError, ValueError):  # an unknown norm is reported at the norms key by the suite loader
@@ -131,8 +128,6 @@ def norm_mixes_tokens(norm: str) -> bool:
 
 def load_case_data(ctx, p):
     """The case's TokenData, loaded once per run (the corpus is 4-5 MB; the chain takes a second)."""
-    from normbench.data import load_data
-
     key = ("data", p["data"], p["data_seed"] if p["data"] == "markov" else None, p["corpus_dir"])
     if key not in ctx.memo:
         ctx.memo[key] = load_data(p["data"], seed=p["data_seed"], corpus_dir=p["corpus_dir"])
@@ -143,7 +138,6 @@ def build_model(case, vocab: int):
     """The seeded model for a case: torch's global generator is seeded with `seed` right before."""
     import torch
 
-    from normbench.benches._tensors import check_device
     from normbench.models import DecoderLM, ModelConfig
 
     p = case.params

@@ -14,6 +14,8 @@ fp64 throughout, so the ratio is exact to ~1e-12 apart from eps."""
 
 from __future__ import annotations
 
+from normbench.norms import get_norm
+
 SCALES = (2.0, 10.0)
 TOKENS = 256
 
@@ -21,8 +23,6 @@ TOKENS = 256
 def scale_grad_rows(norm: str, impl: str | None, d: int, eps: float, seed: int) -> list[dict]:
     """One `scale_grad_ratio` row per c in SCALES for the registry norm's module at width d."""
     import torch
-
-    from normbench.norms import get_norm
 
     registered = get_norm(norm)
     impl = impl or registered.baseline

@@ -3,10 +3,11 @@ training runs, the configurations not all ok, and the lowest mean final loss."""
 
 from __future__ import annotations
 
+from normbench.benches._lm import varying_keys
+
 
 def stability_headline(rows, opts) -> list[str]:
     """ok/stuck/diverged per configuration (only those not all ok named, when many), and the lowest loss."""
-    from normbench.benches._lm import varying_keys
     from normbench.benches._stability.tables import case_summary
 
     runs = rows[rows["status"].isin(["ok", "stuck", "diverged"])]

@@ -22,6 +22,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from normbench.norms import get_norm
+from normbench.norms._inputs import make_input, perturb_params
+from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
+
 # (norm, impl, tokens, hidden): LayerNorm small and large, RMSNorm at the two shapes that read levels in fresh processes, a copy.
 DEFAULT_OPS = (
     ("layernorm", "module", 512, 256),
@@ -62,9 +66,6 @@ def build_call(op: Op):
     """A zero-argument call of the op's forward on a seeded fp32 input, under inference_mode."""
     import torch
 
-    from normbench.benches._tensors import make_input, perturb_params
-    from normbench.norms import get_norm
-
     x = make_input("normal", op.tokens, op.hidden, dtype=torch.float32, device="cpu", seed=0)
     built = get_norm(op.norm).build(op.impl, op.hidden, eps=1e-5, dtype=torch.float32, device="cpu")
     perturb_params(built, 0)
@@ -82,8 +83,6 @@ def time_op(call, *, pairs: int, samples: int, min_run_time: float, threads: int
     torch.utils.benchmark.Timer.blocked_autorange (its median). Returns both lists of medians and
     normbench's page faults per timed call."""
     from torch.utils.benchmark import Timer
-
-    from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
 
     ours, theirs, faults, calls, fault_samples, n = [], [], 0, 0, 0, 0
     timer = Timer("call()", globals={"call": call}, num_threads=threads)
@@ -151,7 +150,7 @@ def run_processes(
         if say:
             say(f"process {i + 1}/{2 * runs}: {order} order")
         proc = subprocess.run(
-            [sys.executable, "-m", "normbench.timing.selfcheck", json.dumps(child)],
+            [sys.executable, "-m", "normbench.selfcheck", json.dumps(child)],
             capture_output=True,
             text=True,
             env=env,
