@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from normbench.benches import RunContext
+from normbench.benches._init.scale_invariance import SCALES, scale_grad_rows
 from normbench.benches._lm.fluctuation import FluctuationRecorder, fluctuation_rows
-from normbench.benches._lm.scale_invariance import SCALES, scale_grad_rows
 from normbench.models.transformer import DecoderLM, ModelConfig
 from normbench.runner import run_one
 from normbench.suite.expand import expand

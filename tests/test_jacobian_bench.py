@@ -12,10 +12,10 @@ import torch
 from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
 from normbench.benches import RunContext, get_bench
+from normbench.benches._jacobian.inputs import draw_rows, make_inputs
 from normbench.core.case import Case
 from normbench.core.errors import SuiteError
 from normbench.core.tables import ReportOptions, render
-from normbench.jacobian.inputs import draw_rows, make_inputs
 from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
-from normbench.jacobian import closed_forms as cf
-from normbench.jacobian.inputs import make_inputs
+from normbench.benches._jacobian import closed_forms as cf
+from normbench.benches._jacobian.inputs import make_inputs
 from normbench.norms.batchnorm import jacobian_sigma_max_eval as batchnorm_eval
 from normbench.norms.batchnorm import jacobian_sigma_max_train as batchnorm_train
 from normbench.norms.dyt import jacobian_sigma_max as dyt

@@ -6,8 +6,8 @@ import pytest
 import torch
 from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
-from normbench.jacobian import measure
-from normbench.jacobian.inputs import make_inputs
+from normbench.benches._jacobian import measure
+from normbench.benches._jacobian.inputs import make_inputs
 
 F64 = torch.float64
 

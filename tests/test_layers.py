@@ -27,7 +27,7 @@ LAYERS = [
     {"core"},  # errors, Param, did_you_mean, tables, stats, Registry, plugin discovery
     {"norms", "timing", "data"},  # what is measured, how time is taken, what models train on
     {"results"},  # the stored dataset (schema, store, manifest, env fingerprint: it reads timing's probes)
-    {"models", "jacobian", "selfcheck"},  # built from norms; selfcheck times norms with timing's timers
+    {"models", "selfcheck"},  # built from norms; selfcheck times norms with timing's timers
     {"benches"},  # one module per bench kind, registered in the bench registry
     {"analysis"},  # reads results; asks benches through the registry only
     {"suite"},  # validates and expands suites from the bench, norm and claim registries
@@ -143,6 +143,29 @@ def test_function_level_imports_are_seen():
     top_level = {a.module for a in ast.parse(src.read_text()).body if isinstance(a, ast.ImportFrom)}
     assert "normbench.benches._stability.tables" not in top_level
     assert "normbench.benches._stability.tables" in {t for t, _ in imports_of(src)}
+
+
+def test_a_kinds_helpers_serve_that_kind_alone():
+    """benches/_<kind>/ is imported only by benches/<kind>.py and from inside benches/_<kind>/ (helpers that
+    several kinds share live in benches/_<name>.py or benches/_lm/)."""
+    kinds = {p.stem for p in (PACKAGE / "benches").glob("*.py") if not p.stem.startswith("_")} - {"base"}
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importer = module_name(path)
+        for target, line in imports_of(path):
+            parts = target.split(".")
+            if (
+                len(parts) > 2
+                and parts[1] == "benches"
+                and parts[2].lstrip("_") in kinds
+                and parts[2][0] == "_"
+            ):
+                kind = parts[2][1:]
+                if importer != f"normbench.benches.{kind}" and not importer.startswith(
+                    f"normbench.benches._{kind}"
+                ):
+                    wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {importer} -> {target}")
+    assert wrong == []
 
 
 def exempt_edges() -> set[tuple[str, str]]:

@@ -11,18 +11,18 @@ W* = W (1 + 0.01 e), e ~ N(0, 1) elementwise, mean over PERTURB_DRAWS draws: O(N
 Pre-LN.
 
 The Jacobian is computed exactly, self-contained: torch.func.jacrev per token, then the largest singular
-value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (jacobian/closed_forms.py) is stored beside it.
+value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (benches/_jacobian/closed_forms.py) is stored beside it.
 A norm with batch statistics (BatchNorm) has no per-token Jacobian in train mode (each output depends on
 every token of the batch), so it gets no Jacobian rows here; the jacobian bench measures it.
 Norms inside the FFN (Sub-LN's over the F hidden units) report ||x||^2 / F: per unit of their own width.
 
 objective = "masked": the loss is the masked-token loss (positions from a generator seeded data_seed + 3).
-Scale invariance (_lm/scale_invariance.py): `scale_grad_ratio` rows, label `scale`, for the case's norm."""
+Scale invariance (_init/scale_invariance.py): `scale_grad_ratio` rows, label `scale`, for the case's norm."""
 
 from __future__ import annotations
 
+from normbench.benches._init.scale_invariance import scale_grad_rows
 from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows
-from normbench.benches._lm.scale_invariance import scale_grad_rows
 from normbench.benches.base import CaseResult, register_bench
 from normbench.core.params import Param
 from normbench.core.tolerance import ulps_tolerance
@@ -64,7 +64,7 @@ class Init(LMBench):
         return CaseResult(init_rows(model, data, p) + data_rows(data) + scale_rows)
 
     def report(self, frame, opts):
-        from normbench.benches._lm.init_report import init_tables
+        from normbench.benches._init.report import init_tables
 
         return init_tables(frame)
 

@@ -9,16 +9,16 @@ iterations, converged (1/0), time (s per input); BatchNorm train adds coupling (
 per-sample blocks), and with the exact method coupling_entry, cross_channel_max and channel_rel_err_max.
 Every row carries `method`, `closed_form_kind` (exact | bound | none) and `closed_form_regime` (general |
 eps-term | zero | none, see norms/closed_form.py); a norm that declares no closed form (compute=None) has no
-closed_form and rel_err rows. See normbench/jacobian/."""
+closed_form and rel_err rows. See normbench/benches/_jacobian/."""
 
 from __future__ import annotations
 
+from normbench.benches._jacobian.closed_forms import formula_for, formulas, xiong_bounds
+from normbench.benches._jacobian.inputs import DISTS, make_inputs
 from normbench.benches._tensors import check_device
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.core.params import Param
 from normbench.core.tolerance import Tolerance, ulps_tolerance
-from normbench.jacobian.closed_forms import formula_for, formulas, xiong_bounds
-from normbench.jacobian.inputs import DISTS, make_inputs
 
 DTYPES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 MACHINE_EPS = {"fp64": 2.22e-16, "fp32": 1.19e-7, "bf16": 7.81e-3, "fp16": 9.77e-4}
@@ -74,7 +74,7 @@ class Jacobian(Bench):
         "gain": Param(str, "ones", choices=("ones", "random"), help="γ = 1, or γ = 1 + 0.5·N(0,1) seeded"),
         "dtype": Param(str, "fp64", choices=tuple(DTYPES)),
         "dist": Param(
-            str, "gaussian", choices=DISTS, help="input distribution (normbench/jacobian/inputs.py)"
+            str, "gaussian", choices=DISTS, help="input distribution (normbench/benches/_jacobian/inputs.py)"
         ),
         "mean": Param(float, 0.0, help="mean offset μ/σ, in units of scale"),
         "scale": Param(float, 1.0, exclusive_minimum=0.0, help="σ, the spread of the inputs"),
@@ -140,8 +140,8 @@ class Jacobian(Bench):
     def run_case(self, case, ctx):
         import torch
 
-        from normbench.jacobian import measure
-        from normbench.jacobian.subject import build_subject
+        from normbench.benches._jacobian import measure
+        from normbench.benches._jacobian.subject import build_subject
 
         p = case.params
         check_device(p["device"])
@@ -234,14 +234,20 @@ class Jacobian(Bench):
         return CaseResult(rows)
 
     def headline(self, frame, opts):
-        from normbench.jacobian.report import jacobian_headline
+        from normbench.benches._jacobian.report import jacobian_headline
 
         return jacobian_headline(frame, opts)
 
     def report(self, frame, opts):
-        from normbench.jacobian.report import jacobian_tables
+        from normbench.benches._jacobian.report import jacobian_tables
 
         return jacobian_tables(frame, opts)
+
+    def per_case(self, rows):
+        """One row per (case, input): a Jacobian case measures several inputs, and the claims judge each."""
+        from normbench.benches._jacobian.report import per_input
+
+        return per_input(rows)
 
 
 def check_statistics_fit(xs, dtype: str, layout: str, eps: float | None = None) -> None:

@@ -37,7 +37,7 @@ class Built:
 
 def check_output(y, x, impl: str = "the implementation") -> None:
     """The contract of every Built.fn: y = fn(x) is a tensor of x's shape, dtype and device. Checked on
-    each case's first checked call (benches/_tensors.py, jacobian/subject.py), so an output of the wrong
+    each case's first checked call (benches/_tensors.py, benches/_jacobian/subject.py), so an output of the wrong
     shape (x[:1], x.sum()) fails its case instead of being timed and stored as ok."""
     import torch
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
+from normbench.benches import get_bench
 
 EXACT_RTOL = 1e-6  # normbench's float64 tolerance (see EXACT_WHY)
 EXACT_WHY = (
@@ -26,10 +27,8 @@ def _inputs(frame: pd.DataFrame, norm: str, impl: str | None = None, where=None)
     narrowed by where(data) -> boolean mask."""
     import pandas as pd
 
-    from normbench.jacobian.report import per_input
-
     data = (
-        per_input(frame[frame["bench"] == "jacobian"])
+        get_bench("jacobian").per_case(frame[frame["bench"] == "jacobian"])
         if (frame["bench"] == "jacobian").any()
         else pd.DataFrame()
     )

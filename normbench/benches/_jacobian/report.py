@@ -9,8 +9,8 @@ import math
 
 import pandas as pd
 
+from normbench.benches._jacobian.inputs import DISTS
 from normbench.core.tables import ReportOptions, Table, format_seconds
-from normbench.jacobian.inputs import DISTS
 
 # Parameters that can distinguish rows of one norm's table, in display order (d last: "dist × d").
 KEYS = ["dist", "mean", "scale", "df", "outlier", "gain", "eps", "dtype", "batch", "method", "d"]

@@ -1,0 +1,1 @@
+"""The init bench's helpers: the scale-invariance rows and its report."""
