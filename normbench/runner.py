@@ -1,6 +1,7 @@
-"""Runs cases one after another and stores each as it finishes. A case that raises, or runs past its
-`timeout_s`, is stored as failed (or skipped/unavailable) with its reason and the run goes on; Ctrl-C or
-SIGTERM stops after the current case; a write that fails (disk full, read-only) stops the run."""
+"""Runs one case and stores it, for every executor (executors/local.py, executors/ray.py). A case that
+raises, or runs past its `timeout_s`, is stored as failed (or skipped/unavailable) with its reason and the
+run goes on; Ctrl-C or SIGTERM stops after the current case; a write that fails (disk full, read-only)
+stops the run."""
 
 from __future__ import annotations
 
@@ -136,29 +137,6 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
     for row in rows:
         row.setdefault("node", host)
     return rows, status, error
-
-
-def run_cases(
-    store: RunStore, cases: list[Case], ctx: RunContext, *, session: int, progress=None, say=print
-) -> RunOutcome:
-    outcome = RunOutcome()
-    with StopAfterCase(say) as stop:
-        for case in cases:
-            if stop.requested:
-                outcome.interrupted = True
-                break
-            if progress is not None:
-                progress.start_case(case)
-            rows, status, error = run_one(case, ctx)
-            try:
-                store_finished(
-                    store, case, rows, status, error, session=session, outcome=outcome, progress=progress
-                )
-            except OSError as exc:  # disk full, read-only, file size limit: stop; --resume finishes
-                outcome.write_error = exc
-                break
-        outcome.signal = stop.signal
-    return outcome
 
 
 def store_finished(store, case, rows, status, error, *, session, outcome, progress=None) -> None:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from _jacobian_support import one_thread  # noqa: F401  (autouse fixture)
 
-from normbench.benches._jacobian import closed_forms as cf
+from normbench.benches._jacobian import predictions as cf
 from normbench.benches._jacobian.inputs import make_inputs
 from normbench.norms.batchnorm import jacobian_sigma_max_eval as batchnorm_eval
 from normbench.norms.batchnorm import jacobian_sigma_max_train as batchnorm_train

@@ -13,8 +13,8 @@ closed_form and rel_err rows. See normbench/benches/_jacobian/."""
 
 from __future__ import annotations
 
-from normbench.benches._jacobian.closed_forms import formula_for, formulas, xiong_bounds
 from normbench.benches._jacobian.inputs import DISTS, make_inputs
+from normbench.benches._jacobian.predictions import formula_for, formulas, xiong_bounds
 from normbench.benches._tensors import check_device
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.core.params import Param

@@ -23,7 +23,7 @@ from normbench.cli._progress import RunProgress
 from normbench.cli._summary import print_summary
 from normbench.core.errors import printable
 from normbench.executors.ray_cluster import Interrupted
-from normbench.executors.session import allow_overrides, check_executor, plan_run, run_plan
+from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
 from normbench.results.naming import check_new_run_name
 from normbench.suite.adhoc import adhoc_run_suite
 
@@ -122,7 +122,7 @@ def command(
         return
 
     try:
-        store, outcome, remaining = run_plan(
+        store, outcome, remaining = execute_plan(
             plan,
             results,
             threads=threads,

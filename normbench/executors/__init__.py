@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 
+from normbench.executors.local import run_cases
 from normbench.executors.ray import run_cases_ray
 from normbench.executors.ray_cluster import started_ray
-from normbench.runner import run_cases
 
 EXECUTORS = ("local", "ray")
 

@@ -130,7 +130,7 @@ def new_manifest(plan: Plan, run_id: str, env: dict, started: str, tag: str | No
     )
 
 
-def run_plan(
+def execute_plan(
     plan: Plan,
     results: Path,
     *,

@@ -3,8 +3,8 @@ whose norm placement (post, pre, deepnorm, sandwich, subln, periln), norm (from 
 norm.py) and init (init.py: xavier, deepnorm, depth_scaled, magneto) are parameters. Importing this package
 imports torch; bench modules import it inside run_case only."""
 
-from normbench.models.init import INITS, deepnorm_alpha, deepnorm_beta, depth_scale, magneto_gamma
 from normbench.models.transformer import OBJECTIVES, PLACEMENTS, DecoderLM, ModelConfig
+from normbench.models.weight_init import INITS, deepnorm_alpha, deepnorm_beta, depth_scale, magneto_gamma
 
 __all__ = [
     "INITS",

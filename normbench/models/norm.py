@@ -17,7 +17,7 @@ from torch import nn
 from normbench.norms import get_norm
 
 
-class Norm(nn.Module):
+class NormLayer(nn.Module):
     """A registry norm over the last dim. `site` names it in results ("3.attn", "3.ffn_mid", "final").
     While `self.kept` is a list, each forward appends its input (detached): that is how benches see the
     actual input of every norm without hooks. While `self.before` is set, it is called with the (tokens,

@@ -22,7 +22,7 @@ Placements (each block is an attention sub-layer then an FFN sub-layer, G = the 
 Sub-LN's gamma = sqrt(log 2N) up-scaling of v_proj, out_proj, fc1, fc2 is the init "magneto", not part of
 the placement: as with DeepNorm (placement deepnorm, init deepnorm), the architecture and the init are two
 axes, so a suite can separate what the extra LN does from what the up-scaling does.
-Inits (every q, k, v, out_proj, fc1, fc2 is Xavier-normal with a gain, biases 0; models/init.py):
+Inits (every q, k, v, out_proj, fc1, fc2 is Xavier-normal with a gain, biases 0; models/weight_init.py):
     xavier        gain 1 everywhere
     deepnorm      gain beta = (8N)^(-1/4) on v_proj, out_proj, fc1, fc2; q_proj, k_proj keep gain 1
                   (DeepNet Fig. 2a; Transformer-Clinic's re-implementation does exactly this)
@@ -40,7 +40,7 @@ Objectives: "causal" = next-token LM with causal attention; "masked" = a bidirec
 attention mask) trained on a masked-token loss: the token embedding has V + 1 rows (id V = [MASK]), the
 head still predicts the V real tokens, and the loss is over the masked positions only (data/masking.py).
 
-Every norm comes from the registry (layernorm, rmsnorm, dyt, batchnorm, ...) and is wrapped in `Norm`
+Every norm comes from the registry (layernorm, rmsnorm, dyt, batchnorm, ...) and is wrapped in `NormLayer`
 (models/norm.py), which gives it (B*T, width) input where it mixes tokens, and can keep its inputs.
 """
 
@@ -52,7 +52,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from normbench.models.init import (
+from normbench.models.norm import NormLayer
+from normbench.models.weight_init import (
     ALL_WEIGHTS,
     INITS,
     RESIDUAL_WEIGHTS,
@@ -64,7 +65,6 @@ from normbench.models.init import (
     weight_gains,
     xavier_std,
 )
-from normbench.models.norm import Norm
 
 __all__ = [
     "ALL_WEIGHTS",
@@ -102,8 +102,8 @@ class ModelConfig:
     embed: str = "n01"  # key of EMBEDS
     objective: str = "causal"  # or "masked": bidirectional attention, [MASK] id = vocab
 
-    def norm_at(self, site: str, width: int | None = None) -> Norm:
-        return Norm(self.norm, self.impl, width or self.d, self.eps, site, self.heads)
+    def norm_at(self, site: str, width: int | None = None) -> NormLayer:
+        return NormLayer(self.norm, self.impl, width or self.d, self.eps, site, self.heads)
 
 
 class Attention(nn.Module):
@@ -111,7 +111,7 @@ class Attention(nn.Module):
     projections (so DeepNorm's beta lands on exactly the paper's weights: v_proj and out_proj). `sub_norm`
     (Sub-LN) normalizes the heads' concatenated output before out_proj."""
 
-    def __init__(self, cfg: ModelConfig, sub_norm: Norm | None = None):
+    def __init__(self, cfg: ModelConfig, sub_norm: NormLayer | None = None):
         super().__init__()
         self.heads = cfg.heads
         self.causal = cfg.objective == "causal"
@@ -134,7 +134,7 @@ class Attention(nn.Module):
 
 
 class FFN(nn.Module):
-    def __init__(self, cfg: ModelConfig, sub_norm: Norm | None = None):
+    def __init__(self, cfg: ModelConfig, sub_norm: NormLayer | None = None):
         super().__init__()
         self.fc1 = nn.Linear(cfg.d, cfg.ffn)  # W^1: (d -> F)
         self.fc2 = nn.Linear(cfg.ffn, cfg.d)  # W^2: (F -> d), the weight Xiong's Theorem 1 bounds
@@ -145,7 +145,7 @@ class FFN(nn.Module):
         return self.fc2(self.sub_norm(h) if self.sub_norm is not None else h)
 
 
-class Block(nn.Module):
+class TransformerBlock(nn.Module):
     def __init__(self, cfg: ModelConfig, layer: int):
         super().__init__()
         self.placement = cfg.placement
@@ -193,7 +193,7 @@ class DecoderLM(nn.Module):
         self.tok_emb = nn.Embedding(cfg.vocab + (cfg.objective == "masked"), cfg.d)  # + the [MASK] row
         self.pos_emb = nn.Embedding(cfg.seq, cfg.d)  # learned positions
         self.emb_norm = cfg.norm_at("0.embed") if cfg.placement == "periln" else None
-        self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(1, cfg.depth + 1))
+        self.blocks = nn.ModuleList(TransformerBlock(cfg, layer) for layer in range(1, cfg.depth + 1))
         # Pre-LN and the placements built on it end with a final norm (Xiong: "the Pre-LN model has a final
         # LN before the softmax"); Post-LN and DeepNorm already end on the last block's LN.
         self.final_norm = cfg.norm_at("final") if cfg.placement in FINAL_NORM else None
@@ -225,9 +225,9 @@ class DecoderLM(nn.Module):
             return F.cross_entropy(logits[mask], targets[mask])
         return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))  # nats per token
 
-    def norms(self) -> list[Norm]:
+    def norms(self) -> list[NormLayer]:
         """Every norm in forward order; the last one feeds the head."""
-        return [m for m in self.modules() if isinstance(m, Norm)]
+        return [m for m in self.modules() if isinstance(m, NormLayer)]
 
-    def last_norm(self) -> Norm:
+    def last_norm(self) -> NormLayer:
         return self.final_norm if self.final_norm is not None else self.blocks[-1].ln_ffn

@@ -6,7 +6,7 @@ measures σ_max and compares it with Xiong's bounds only.
 A closed form maps the float64 inputs the norm actually saw, its gain γ, ε and `extra` (the case's
 float64 parameters and module buffers by name: `alpha`, `running_var`, ...) to the predicted σ_max(J) per
 input, saying whether that is an equality (`exact`) or only an upper bound. The shared bounds it is
-compared against (Xiong et al.'s √d/‖x‖) live in normbench/benches/_jacobian/closed_forms.py."""
+compared against (Xiong et al.'s √d/‖x‖) live in normbench/benches/_jacobian/predictions.py."""
 
 from __future__ import annotations
 

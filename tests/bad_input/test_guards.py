@@ -142,6 +142,7 @@ def test_a_jacobian_off_its_closed_form_is_failed_with_both_numbers(monkeypatch)
 def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp_path, monkeypatch):
     from normbench import runner
     from normbench.benches import CaseResult, RunContext
+    from normbench.executors.local import run_cases
     from normbench.results.store import RunStore
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite
@@ -156,7 +157,7 @@ def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp
         tmp_path, {"run_id": "r", "started": "x", "cases": [{"case_id": c.case_id} for c in cases]}
     )
     monkeypatch.setattr(runner, "get_bench", lambda kind: MixedValues())
-    outcome = runner.run_cases(store, cases, RunContext(threads=1), session=0, say=lambda s: None)
+    outcome = run_cases(store, cases, RunContext(threads=1), session=0, say=lambda s: None)
     assert dict(outcome.statuses) == {"failed": 2}
     frame = store.read()
     assert set(frame["status"]) == {"failed"} and set(frame["case_id"]) == {c.case_id for c in cases}

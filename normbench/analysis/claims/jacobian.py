@@ -1,5 +1,5 @@
-"""Claims the jacobian bench checks (the closed forms are derived in docs/claims.md and
-jacobian/closed_forms.py): the exact LayerNorm/RMSNorm/BatchNorm-train Jacobian norms, and where Xiong et
+"""Claims the jacobian bench checks (the closed forms are derived in docs/claims.md and in each norm's
+file, e.g. norms/layernorm.py; the bench compares with them in benches/_jacobian/predictions.py): the exact LayerNorm/RMSNorm/BatchNorm-train Jacobian norms, and where Xiong et
 al.'s √d/‖x‖ stops being a bound. Each reads the per-input rows of
 float64 cases with γ = 1 and says NO DATA when the run has none."""
 

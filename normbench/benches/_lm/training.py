@@ -199,7 +199,7 @@ def trainable(model, group: str) -> list:
     (DeepNet §4.3: the update is first order in η on these, SGD); weights: every block matrix (q, k too);
     norm_affine: every norm's parameters (LN gains and biases, DyT's α); biases: the blocks' Linear
     biases; embeddings: token and position embeddings."""
-    from normbench.models.init import ALL_WEIGHTS, RESIDUAL_WEIGHTS
+    from normbench.models.weight_init import ALL_WEIGHTS, RESIDUAL_WEIGHTS
 
     if group == "all":
         return list(model.parameters())

@@ -1,4 +1,4 @@
-"""The shared machinery of the Jacobian bench's closed forms, and the bounds they are compared against.
+"""What the Jacobian bench compares σ_max with: each norm's declared closed form, and Xiong's bounds.
 References: Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", Lemma 3; the exact
 Jacobians follow from differentiating y = (x - mean) / sqrt(var + eps) (and RMSNorm's y = x / rms) directly.
 
