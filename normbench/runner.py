@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from normbench.benches import RunContext, get_bench
 from normbench.core.case import Case
-from normbench.core.errors import CaseTimeout, SkipCase, UnavailableCase
+from normbench.core.errors import CaseTimeout, SkipCase, UnavailableCase, debug_enabled
 from normbench.results.schema import FAILED_STATUSES, check_rows
 from normbench.results.store import RunStore
 
@@ -121,7 +121,7 @@ def run_one(case: Case, ctx: RunContext) -> tuple[list[dict], str, str | None]:
     except SystemExit as exc:  # sys.exit() in a plugin's code ends its case, not the run
         rows, status, error = [], "failed", f"the case called sys.exit({exc.code!r})"
     except BaseException as exc:  # a failing case is a result, not a crash: OOM, unsupported dtype, NaN ...
-        if os.environ.get("NORMBENCH_DEBUG"):
+        if debug_enabled():
             traceback.print_exc()
         rows, status, error = [], "failed", _one_line(exc)
         _release_device_memory()

@@ -112,3 +112,37 @@ def test_runner_turns_exceptions_into_statuses(tmp_path, monkeypatch):
         rows, got_status, got_error = run_one(case, RunContext(threads=1))
         assert (got_status, got_error) == (status, error)
         assert rows[0]["metric"] == "case_wall_s" and rows[0]["value"] >= 0
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        ("1", True),
+        ("true", True),
+        ("Yes", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("no", False),
+        ("off", False),
+        ("", False),
+    ],
+)
+def test_normbench_debug_turns_on_only_when_it_says_so(monkeypatch, capsys, value, shown):
+    """NORMBENCH_DEBUG=0 (or false, no, off) keeps a failing case to its one line; 1/true/yes/on print the traceback."""
+    from normbench.benches import RunContext, all_benches
+    from normbench.core.case import Case
+    from normbench.core.errors import debug_enabled
+    from normbench.runner import run_one
+
+    monkeypatch.setenv("NORMBENCH_DEBUG", value)
+    bench = all_benches()["latency"]
+
+    def raise_it(case, ctx):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(bench, "run_case", raise_it)
+    _, status, error = run_one(Case("latency", "identity", "copy", {}, 0, "c0"), RunContext(threads=1))
+    assert (status, error) == ("failed", "RuntimeError: boom")
+    assert debug_enabled() is shown
+    assert ("Traceback (most recent call last)" in capsys.readouterr().err) is shown

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from normbench.core.errors import NormbenchError, SuiteError, printable
+from normbench.core.errors import NormbenchError, SuiteError, debug_enabled, printable
 from normbench.suite.catalog import packaged_suites
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -100,10 +100,6 @@ def complete_suites(incomplete: str) -> list[str]:
     return [n for n in names if n.startswith(incomplete)]
 
 
-def debug() -> bool:
-    return os.environ.get("NORMBENCH_DEBUG", "") not in ("", "0")
-
-
 def cli_errors(fn):
     """Turn a NormbenchError into its message on stderr and exit code 2; an OSError nobody anticipated
     (a full disk, a permission) the same way, as `error: PATH: reason`. Control characters in messages
@@ -114,7 +110,7 @@ def cli_errors(fn):
         try:
             return fn(*args, **kwargs)
         except (NormbenchError, OSError) as exc:
-            if debug():
+            if debug_enabled():
                 raise
             if isinstance(exc, SuiteError):
                 n = len(exc.problems)

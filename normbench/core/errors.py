@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+DEBUG_ON = ("1", "true", "yes", "on")
 
 
 class NormbenchError(Exception):
@@ -62,3 +65,8 @@ def printable(text: object, *, keep_newlines: bool = False) -> str:
     if keep_newlines:
         table.pop(0x0A)
     return str(text).translate(table)
+
+
+def debug_enabled() -> bool:
+    """NORMBENCH_DEBUG=1 (or true, yes, on): tracebacks are shown. 0, false, no, off or unset: one line."""
+    return os.environ.get("NORMBENCH_DEBUG", "").strip().lower() in DEBUG_ON
