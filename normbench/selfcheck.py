@@ -34,7 +34,7 @@ DEFAULT_OPS = (
     ("rmsnorm", "module", 2048, 2048),
     ("identity", "copy", 4096, 1024),
 )
-AGREE_WITHIN = 0.05  # the goal: within 5% of torch.utils.benchmark, in either order
+AGREE_WITHIN = 0.05  # the goal of selfcheck: within 5% of torch.utils.benchmark, in either order
 FAULT_SAMPLES_FLAG = 0.25  # as timing/process.py: a quarter of the samples faulted = systematic
 
 

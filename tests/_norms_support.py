@@ -1,4 +1,4 @@
-"""Synthetic rows in the shape the stability, block and init benches store for issue 12 (the contracts
+"""Synthetic rows in the shape the stability, block and init benches store (the contracts
 between the model side, the norm side and the analysis side), with numbers the tests choose."""
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ def test_dyt_is_diagonal_gamma_alpha_sech_squared():
 
 
 def test_non_zero_mean_exceeds_xiongs_bound_by_the_mean_factor():
-    """science.md §6.1: with mean 3σ, σ_max·‖x‖/√d ≈ √(1 + μ²/var) = √10; the centred bound holds."""
+    """Xiong et al. 2020, Lemma 3 assumes zero-mean input: with mean 3σ, σ_max·‖x‖/√d ≈ √(1 + μ²/var) = √10; the centred bound holds."""
     d = 512
     xs = rows(d, mean=3.0, n=4)
     closed = layernorm(xs, torch.ones(d, dtype=F64), EPS, {})

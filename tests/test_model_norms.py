@@ -1,4 +1,4 @@
-"""The model side of issue 12: every module norm runs in the LM at its width (BatchNorm over batch x time),
+"""The LM with every norm: every module norm runs in the LM at its width (BatchNorm over batch x time),
 Sub-LN and Peri-LN follow their equations (checked against a hand forward), Magneto's gamma lands on
 v/out/fc1/fc2 only, and the masked objective is bidirectional, BERT-masked and starts at ~ln V."""
 

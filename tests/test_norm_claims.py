@@ -162,17 +162,15 @@ def test_scale_invariance_within_one_percent_and_dyt_clearly_not():
 
 
 def _missing_for_norms_suite() -> list[str]:
-    """What suites/norms.toml needs from issue 12's other branches, where this build lacks it."""
+    """What suites/norms.toml needs from the model and norm registries, where this build lacks it."""
     from normbench.benches import all_benches
     from normbench.norms import all_norms
 
     benches = all_benches()
     needs = {
-        "stability/init parameter `objective` (issue 12 model side, branch i12m)": "objective"
-        in benches["stability"].params,
-        "norm `powernorm` (issue 12 PowerNorm, branch i14p)": "powernorm" in all_norms(),
-        "block `powernorm_folded` (branch i14p)": "powernorm_folded"
-        in (benches["block"].params["block"].choices or ()),
+        "stability/init parameter `objective`": "objective" in benches["stability"].params,
+        "norm `powernorm`": "powernorm" in all_norms(),
+        "block `powernorm_folded`": "powernorm_folded" in (benches["block"].params["block"].choices or ()),
     }
     return [what for what, present in needs.items() if not present]
 

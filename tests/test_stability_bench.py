@@ -1,5 +1,5 @@
 """The stability bench: fixed seeds reproduce, a forced NaN is a `diverged` result with its step, stuck and
-bad-input cases are reported as the issue asks, and the Markov task's entropy rate is exact."""
+bad-input cases are reported one line each, and the Markov task's entropy rate is exact."""
 
 import numpy as np
 import pytest

@@ -29,8 +29,8 @@ def linears(block):
 
 
 def test_deepnorm_constants_match_the_paper_table():
-    # DeepNet decoder-only: alpha = (2M)^(1/4), beta = (8M)^(-1/4); science.md's worked values, to 3 digits
-    # (its 0.320 for M=12 is 96^(-1/4) = 0.31947 rounded up, hence the 1e-3)
+    # DeepNet (Wang et al. 2022), decoder-only: alpha = (2M)^(1/4), beta = (8M)^(-1/4); the values below to 3
+    # digits (0.320 for M=12 is 96^(-1/4) = 0.31947 rounded up, hence the 1e-3)
     for m, alpha, beta in [(6, 1.861, 0.380), (12, 2.213, 0.320), (24, 2.632, 0.269), (100, 3.761, 0.188)]:
         assert tf.deepnorm_alpha(m) == pytest.approx(alpha, abs=1e-3)
         assert tf.deepnorm_beta(m) == pytest.approx(beta, abs=1e-3)

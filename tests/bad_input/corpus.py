@@ -1,4 +1,4 @@
-"""The bad-input corpus: each attempt a user or an attacker made (issue 10), as data. An attempt writes
+"""The bad-input corpus: each attempt a user or an attacker made, as data. An attempt writes
 its files, optionally prepares a stored run, runs one `normbench` command, and states the exit code, a
 text the output must contain, and a check of what is on disk afterwards."""
 

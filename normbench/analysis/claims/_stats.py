@@ -12,7 +12,9 @@ import math
 
 from normbench.analysis.runs import config_keys
 
-NOT_CONVERGED_GAP = 0.3  # nats behind the reference at the same seed and depth (the definition)
+NOT_CONVERGED_GAP = (
+    0.3  # nats behind the reference at the same seed and depth (docs/claims.md: `not_converged`)
+)
 BOOTSTRAP = 2000
 
 
