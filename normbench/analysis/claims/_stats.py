@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 import math
 
-from normbench.analysis.runs import config_keys
+from normbench.analysis.runs import config_keys, stability_runs
 
 NOT_CONVERGED_GAP = (
     0.3  # nats behind the reference at the same seed and depth (docs/claims.md: `not_converged`)
@@ -135,3 +135,13 @@ def _shared_axis(runs: pd.DataFrame, reference: pd.DataFrame, key: str) -> bool:
     if key not in runs or key not in reference:
         return False
     return bool(set(runs[key].astype(str)) & set(reference[key].astype(str)))
+
+
+# the training runs: Adam on every parameter at lr 1e-3 (the update runs of deepnet_update.py are separate)
+TRAINING = {"lr": 1e-3, "judge": True, "optimizer": "adam", "train": "all"}
+
+
+def deepnet_training_runs(frame):
+    """The stability runs DeepNet's training claims read (TRAINING), one row each."""
+    runs = stability_runs(frame)
+    return runs if runs.empty else pick(runs, **TRAINING)

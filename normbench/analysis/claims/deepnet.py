@@ -2,31 +2,23 @@
 the `stability` bench: one summary row per run (claims/_stats.py), seeds pooled or judged seed by seed as
 each sentence says. Two groups of runs are compared by one rule (`_stats.paired` / `behind_reference`): the
 same seed and the same value of every other swept parameter. The model-update claims (Fig. 5) are in
-deepnet_update.py."""
+deepnet_update.py, the gradient claims (Fig. 3a) in deepnet_grads.py."""
 
 from __future__ import annotations
 
-from normbench.analysis.claims import FAIL, NO_DATA, PASS, Disagreement, Verdict, claim
+from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 from normbench.analysis.claims._stats import (
     NOT_CONVERGED_GAP,
     behind_reference,
+    deepnet_training_runs,
     fmt_ci,
     mean_ci,
     not_converged,
     paired,
     pick,
     seeds_text,
-    window_mean,
 )
 from normbench.analysis.runs import stability_runs
-
-# the training runs: Adam on every parameter at lr 1e-3 (the update runs of deepnet_update.py are separate)
-TRAINING = {"lr": 1e-3, "judge": True, "optimizer": "adam", "train": "all"}
-
-
-def _training_runs(frame):
-    runs = stability_runs(frame)
-    return runs if runs.empty else pick(runs, **TRAINING)
 
 
 def _count(g, status="stuck") -> str:
@@ -42,7 +34,7 @@ def _count(g, status="stuck") -> str:
     "run that does not converge, not a rate; 0.1 nats is 3% of the unigram loss, 4× the seed sd of stuck runs",
 )
 def postln_no_warmup_stuck_deep(frame):
-    runs = _training_runs(frame)
+    runs = deepnet_training_runs(frame)
     runs = runs if runs.empty else pick(runs, placement="post", init="xavier", warmup=0)
     deep = runs if runs.empty else runs[runs["depth"] >= 12]
     if deep.empty:
@@ -72,7 +64,7 @@ def _behind_reference(runs, placement_init, reference_init, warmup, depth_ok):
     "learns beyond the unigram loss, far above the ~0.02 nats seed sd of converged runs)",
 )
 def postln_warmup_not_converged_very_deep(frame):
-    runs = _training_runs(frame)
+    runs = deepnet_training_runs(frame)
     if runs.empty:
         return Verdict(NO_DATA, "no stability runs")
     group, ref = _behind_reference(runs, "xavier", "depth_scaled", lambda w: w > 0, lambda L: L >= 18)
@@ -103,7 +95,7 @@ def postln_warmup_not_converged_very_deep(frame):
     "expectation over seeds, not in every seed",
 )
 def warmup_helps_at_12(frame):
-    runs = _training_runs(frame)
+    runs = deepnet_training_runs(frame)
     if runs.empty:
         return Verdict(NO_DATA, "no stability runs")
     post = {"placement": "post", "init": "xavier", "depth": 12}
@@ -138,7 +130,7 @@ LEARNERS = {
     "stable, so one failure is a counter-example",
 )
 def learners_learn(frame):
-    runs = _training_runs(frame)
+    runs = deepnet_training_runs(frame)
     if runs.empty:
         return Verdict(NO_DATA, "no stability runs")
     parts, ok, seeds, gains = [], True, [], []
@@ -168,7 +160,7 @@ def learners_learn(frame):
     threshold="every seed: 1/k_l without warmup ok; Xavier + warmup 300 stuck or not_converged against it",
 )
 def postln_init_trains_without_warmup_at_12(frame):
-    runs = _training_runs(frame)
+    runs = deepnet_training_runs(frame)
     if runs.empty:
         return Verdict(NO_DATA, "no stability runs")
     init = pick(runs, placement="post", init="depth_scaled", warmup=0, depth=12)
@@ -198,7 +190,7 @@ def postln_init_trains_without_warmup_at_12(frame):
     "‖x‖/√d ≈ √2 ≈ 1.41; 1.6 allows 13% above that, 2.5 is 'significantly larger' at 1.8× it)",
 )
 def stuck_ln_input_large(frame):
-    runs = _training_runs(frame)
+    runs = deepnet_training_runs(frame)
     if runs.empty:
         return Verdict(NO_DATA, "no stability runs")
     stuck = pick(runs, placement="post", init="xavier", warmup=0, status="stuck")
@@ -213,102 +205,6 @@ def stuck_ln_input_large(frame):
         seeds_text(list(stuck["seed"]) + list(good["seed"])),
         f"stuck {fmt_ci(ls, hs)}, 1/k_l {fmt_ci(lg, hg)}",
     )
-
-
-WINDOW = (100, 300)  # steps judged by the training-window gradient claim (see its threshold)
-FIG3 = {"placement": "post", "warmup": 100}  # DeepNet §3's control groups both train with the warm-up
-
-
-def _top_grads(frame, runs, first: int, last: int):
-    """Pairs (Post-LN-init vs Post-LN, both with warmup 100, paired runs, L ≥ 12) with each run's mean
-    top-block gradient norm over steps first..last, and the log ratio init/xavier per pair."""
-    import numpy as np
-
-    grads = window_mean(frame, "grad_norm", first, last, site="block", layer="top")
-    runs = runs.assign(top_grad=runs["case_id"].map(grads))
-    deep = {**FIG3, "depth": lambda L: L >= 12}
-    pairs = paired(runs, {**deep, "init": "depth_scaled"}, {**deep, "init": "xavier"})
-    pairs = pairs.dropna(subset=["top_grad", "top_grad_ref"])
-    return pairs.assign(log_ratio=np.log(pairs["top_grad"] / pairs["top_grad_ref"]))
-
-
-def _ratio_verdict(pairs, label: str, ok_when_above: bool = True) -> Verdict:
-    """Per depth: the geometric-mean ratio init/xavier over paired seeds with its 95% t-interval (on the
-    log, Bonferroni over the depths); PASS when every interval lies above 1."""
-    import math
-
-    depths = sorted(pairs["depth"].unique())
-    parts, cis, ratios, ok = [], [], [], True
-    for L in depths:
-        g = pairs[pairs["depth"] == L]
-        m, lo, hi = mean_ci(g["log_ratio"], tests=len(depths))
-        ok &= lo > 0
-        ratios.append(math.exp(m))
-        parts.append(
-            f"L={int(L)}: 1/k_l {g['top_grad'].mean():.3g} vs Xavier {g['top_grad_ref'].mean():.3g} "
-            f"(×{math.exp(m):.2f}, {len(g)} pairs)"
-        )
-        cis.append(f"L={int(L)} ratio {fmt_ci(math.exp(lo), math.exp(hi))}")
-    return Verdict(
-        PASS if ok else FAIL,
-        f"{label}: " + "; ".join(parts),
-        seeds_text(pairs["seed"]),
-        "; ".join(cis),
-        tuple(ratios),
-    )
-
-
-@claim(
-    "top_block_grad_postln_init_larger",
-    source="DeepNet §3, Fig. 3(a): gradient norm in the top layers of the 18L-18L models during training; "
-    "'Post-LN-init has an even larger gradient norm in the last layers'",
-    statement=f"Over training steps {WINDOW[0]}–{WINDOW[1]}, the top block's gradient norm of Post-LN-init "
-    "(1/k_l) exceeds Post-LN's (Xavier), both with the 100-step warmup, at every depth ≥ 12",
-    threshold=f"per depth, the 95% interval (Bonferroni over depths) of the paired init/xavier ratio of each "
-    f"run's mean gradient over steps {WINDOW[0]}–{WINDOW[1]} lies above 1. Why this window: Fig. 3(a) is "
-    "about gradients while training; from step 100 on both runs are past the warm-up, at the full lr, and "
-    "past the first-steps transient (judged apart by top_block_grad_at_init). Each seed counts once (its "
-    "window mean), paired on every swept parameter",
-)
-def top_block_grad_postln_init_larger(frame):
-    runs = _training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
-    pairs = _top_grads(frame, runs, *WINDOW)
-    if pairs.empty:
-        return Verdict(NO_DATA, "needs Post-LN and Post-LN-init with warmup 100 at L ≥ 12 with shared seeds")
-    return _ratio_verdict(pairs, f"steps {WINDOW[0]}–{WINDOW[1]}")
-
-
-@claim(
-    "top_block_grad_at_init",
-    source="DeepNet §3, Fig. 3(a)/(b): 'Post-LN-init has an even larger gradient norm in the last layers' "
-    "(read here at the first step)",
-    statement="At step 1 (the init, before any update), the top block's gradient norm of Post-LN-init "
-    "exceeds Post-LN's, both with the 100-step warmup, at every depth ≥ 12",
-    threshold="per depth, the 95% interval (Bonferroni over depths) of the paired init/xavier ratio at step 1 "
-    "lies above 1",
-    disagreement=Disagreement(
-        text="at the init the 1/k_l model's top block gets the smaller gradient in this causal byte-level LM: "
-        "per-seed ratios 0.35–0.61, per-depth geometric means 0.46 (L = 12) and 0.42 (L = 18), seeds 0–4, "
-        "measured on this code before the paper run; over the training window the order is the paper's "
-        "(top_block_grad_postln_init_larger). The paper's Fig. 3 is an 18L-18L encoder-decoder on IWSLT-14",
-        quantity="geometric-mean init/xavier top-block gradient ratio at step 1, per depth",
-        low=0.3,
-        high=0.7,
-        falsifier="a ratio above 1 (the paper's order already at the init: PASS); below 0.3 (a top-block "
-        "gradient that collapsed) or between 0.7 and 1 (the measurement moved): FAIL, re-measure before "
-        "re-documenting",
-    ),
-)
-def top_block_grad_at_init(frame):
-    runs = _training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
-    pairs = _top_grads(frame, runs, 1, 1)
-    if pairs.empty:
-        return Verdict(NO_DATA, "needs Post-LN and Post-LN-init with warmup 100 at L ≥ 12 with shared seeds")
-    return _ratio_verdict(pairs, "step 1")
 
 
 @claim(
