@@ -11,7 +11,7 @@ W* = W (1 + 0.01 e), e ~ N(0, 1) elementwise, mean over PERTURB_DRAWS draws: O(N
 Pre-LN.
 
 The Jacobian is computed exactly, self-contained: torch.func.jacrev per token, then the largest singular
-value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (benches/_jacobian/predictions.py) is stored beside it.
+value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (norms/layernorm.py, norms/rmsnorm.py) is stored beside it.
 A norm with batch statistics (BatchNorm) has no per-token Jacobian in train mode (each output depends on
 every token of the batch), so it gets no Jacobian rows here; the jacobian bench measures it.
 Norms inside the FFN (Sub-LN's over the F hidden units) report ||x||^2 / F: per unit of their own width.

@@ -27,7 +27,7 @@ def init_tables(frame) -> list[Table]:
                 "Post-LN/DeepNorm: this is x^{post,5} of Xiong's Lemma 2 (expected 3/2 for Post-LN); "
                 "Pre-LN: the stream entering the FFN's norm. ‖J_LN‖₂: exact (SVD of the autograd Jacobian), "
                 "mean over tokens; at gain 1 it equals 1/√(var+ε) for LayerNorm (Lemma 3 with the centred norm) and "
-                "1/√(mean x²+ε) for RMSNorm (benches/_jacobian/predictions.py); both closed forms are stored as ln_jacobian_closed. A norm "
+                "1/√(mean x²+ε) for RMSNorm (norms/layernorm.py, norms/rmsnorm.py); both closed forms are stored as ln_jacobian_closed. A norm "
                 "with batch statistics (BatchNorm) has no per-token Jacobian in train mode: —."
             ],
         )
