@@ -1,26 +1,6 @@
-"""The inference-cost question: Linear(d -> d) followed by a norm, at inference (torch.inference_mode).
-The `block` choices come from the norm registry:
-
-    linear             the Linear alone: the floor every block pays
-    <norm>             Linear then the norm's module at inference (`Norm.inference_impl`, else its
-                       `module_impl`, in eval mode): every registered norm that has one, e.g. layernorm
-                       (per-token statistics at every call), rmsnorm, dyt, batchnorm (running statistics: an
-                       elementwise affine map), powernorm
-    <norm>_folded      for norms that declare `folds_into_linear`: the norm folded into the Linear's weight
-                       and bias (`Norm.fold_into_linear`), so one matmul remains; for BatchNorm
-                       s = gamma / sqrt(running_var + eps), W' = diag(s) W, b' = s * (b - running_mean) + beta
-
-How much do LN's per-call statistics cost when BN can be folded away? The time over `linear` answers it.
-Every block's output is compared with a float64 evaluation of the same block (the norms' references), and
-the folded block is checked against the unfolded one in the case itself: a fold at most twice as far from
-float64 as the unfolded block (the latency bench's accuracy criterion) differs from it by at most 3 x the
-unfolded block's error, plus a quarter of the dtype's spacing at the largest value; a larger difference
-fails the case (a wrong fold cannot be timed as a win).
-
-Each case also times the Linear alone, in alternation with the block (timing.measure_interleaved), so
-that the block's cost over the Linear (`over_linear`) compares measurements that saw the same load on a
-machine that others share.
-"""
+"""The inference-cost question: Linear(d -> d) followed by a norm, at inference (torch.inference_mode): how
+much do LN's per-call statistics cost when BN can be folded away? The `block` choices come from the norm
+registry (benches/_block/names.py); what is timed and checked: docs/methodology.md, "The block bench"."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
-"""The model at initialization, no training (Xiong et al. 2020 §3.3-3.4): per layer, the residual stream
-||x_l||^2/d (Lemma 2: Pre-LN grows by d/2 .. 3d/2 a layer), the squared input norm and the Jacobian
-spectral norm of every norm at its actual input (Lemma 3), and the FFN weight gradients: the norm of the
-mean gradient over `batches` batches (Xiong's "expected gradient") and the mean of the per-batch norms.
-The last layer's W^2 gradient across depths is Theorem 1 (Post-LN O(d sqrt(ln d)), independent of L;
-Pre-LN O(d sqrt(ln d / L))).
-
-Admin (Liu et al. 2020, Thm 2 / Fig. 4): `output_change`, E||F(x, W*) - F(x, W)||^2 per token (F = the
-head's input) when every branch weight (q, k, v, out, fc1, fc2) is perturbed by 1% of itself,
-W* = W (1 + 0.01 e), e ~ N(0, 1) elementwise, mean over PERTURB_DRAWS draws: O(N) for Post-LN, O(log N) for
-Pre-LN.
-
-The Jacobian is computed exactly, self-contained: torch.func.jacrev per token, then the largest singular
-value; for LayerNorm/RMSNorm at gain 1 the closed form 1/sqrt(var + eps) (norms/layernorm.py, norms/rmsnorm.py) is stored beside it.
-A norm with batch statistics (BatchNorm) has no per-token Jacobian in train mode (each output depends on
-every token of the batch), so it gets no Jacobian rows here; the jacobian bench measures it.
-Norms inside the FFN (Sub-LN's over the F hidden units) report ||x||^2 / F: per unit of their own width.
-
-objective = "masked": the loss is the masked-token loss (positions from a generator seeded data_seed + 3).
-Scale invariance (_init/scale_invariance.py): `scale_grad_ratio` rows, label `scale`, for the case's norm."""
+"""The model at initialization, no training (Xiong et al. 2020 §3.3-3.4, Lemmas 2-3, Theorem 1; Admin, Liu
+et al. 2020, Thm 2): what each placement does to the residual stream, the norms' Jacobians and the
+gradients before the first step. What is measured and how: docs/methodology.md, "Training stability"."""
 
 from __future__ import annotations
 
