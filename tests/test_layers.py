@@ -1,5 +1,4 @@
-"""normbench's imports only point down its layers (module- or function-level), form no circle, and import
-torch-free modules at the top of each file."""
+"""normbench's imports point down its layers, form no circle, and bring torch-free modules in at the top."""
 
 from __future__ import annotations
 
