@@ -95,6 +95,14 @@ def command(
             min=1,
         ),
     ] = None,
+    pages: Annotated[
+        str | None,
+        typer.Option(
+            help="CPU page state of the timing process: huge (2 MiB transparent huge pages, the default where "
+            "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the suite's `pages`.",
+            show_default=False,
+        ),
+    ] = None,
     allow_override: Annotated[
         bool,
         typer.Option(
@@ -104,6 +112,7 @@ def command(
         ),
     ] = False,
 ) -> None:
+    _set_pages(pages, suite)  # before anything imports torch: its allocator reads the state once
     from normbench.cli._progress import RunProgress
     from normbench.executors.session import allow_overrides, check_executor, plan_run, run_plan
     from normbench.results.naming import check_new_run_name
@@ -142,6 +151,23 @@ def command(
 
         print_summary(results, store.run_id)
     _finish(store, outcome, remaining, results)
+
+
+def _set_pages(option: str | None, suite: str | None) -> None:
+    from normbench.core.errors import NormbenchError
+    from normbench.timing.pages import apply_state, check_state, chosen_state
+
+    if option is not None and (problem := check_state(option, "--pages")):
+        raise NormbenchError(problem)
+    path = None
+    if suite and option is None:
+        from normbench.suite.catalog import resolve
+
+        try:
+            path = str(resolve(suite))
+        except NormbenchError:
+            path = None  # plan_run reports it
+    apply_state(chosen_state(option, path))
 
 
 def _say(text: str) -> None:

@@ -20,7 +20,7 @@ from normbench.core.errors import NormbenchError, Problem, SuiteError, printable
 from normbench.core.params import Param, did_you_mean
 from normbench.suite.includes import IncludeCycle, load_includes, merge_includes, read_suite_text
 
-TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s", "pages"}
 BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
 # A suite expands to at most this many cases (NORMBENCH_MAX_CASES overrides): the count is a product of
 # list lengths, checked before anything is expanded, so a typo'd sweep is refused in milliseconds.
@@ -30,6 +30,8 @@ MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measur
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
 # A limit beyond ~116 days is no limit, and setitimer cannot take 1e308 (every case would fail on it).
 MAX_TIMEOUT_S = 1e7
+# CPU page state of the timing process (timing/pages.py); read before torch starts, by the CLI
+PAGES = Param(str, choices=("huge", "base"))
 TIMEOUT = Param(
     float,
     exclusive_minimum=0.0,
@@ -141,6 +143,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         problems.append(Problem("description", "holds control characters (other than newlines)"))
     claims = _validate_claims(data.get("claims", []), problems)
     threads = _scalar(data, "threads", THREADS, "", problems)
+    _scalar(data, "pages", PAGES, "", problems)
     timeout = _scalar(data, "timeout_s", TIMEOUT, "", problems)
     tables = data.get("bench")
     specs: list[BenchSpec] = []

@@ -60,3 +60,23 @@ def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None, placed=())
         if buffer is not None and hasattr(buffer, "buf"):
             kept.append(buffer.buf)  # tensor_bytes counts a storage once
     return tensor_bytes(*kept) + memo_bytes(memo)
+
+
+def page_rows(device: str, *tensors) -> list[dict]:
+    """The share of the case's tensor bytes backed by huge pages (timing/pages.py), labelled with the
+    process's page state, and `huge_pages_low` where huge pages were asked for and under half the bytes got
+    them. Nothing on a GPU; NaN where /proc/self/smaps cannot be read (not Linux)."""
+    import math
+
+    from normbench.timing.pages import LOW_SHARE, huge_share, process_state, tensor_ranges
+
+    if device != "cpu":
+        return []
+    state = process_state()["pages"]
+    share = huge_share(tensor_ranges(*tensors))
+    value = math.nan if share is None else share
+    low = state == "huge" and share is not None and share < LOW_SHARE
+    return [
+        {"metric": "huge_page_share", "unit": "share", "value": value, "pages": state},
+        {"metric": "huge_pages_low", "unit": "bool", "value": float(low), "pages": state},
+    ]
