@@ -16,9 +16,8 @@ Design (docs/scale-out.md):
 
 from __future__ import annotations
 
-import os
-
 import contextlib
+import os
 import time
 from collections import deque
 
