@@ -84,6 +84,8 @@ def apply_state(state: str) -> dict:
     then says so and a warning is issued. Returns {"asked", "set", "note"}."""
     global _applied
     if _applied is not None:
+        if state != _applied["asked"]:
+            warnings.warn(f"pages={state}: the page state is set once per process; it stays {_applied['asked']}")
         return _applied
     late = "torch" in sys.modules and os.environ.get(TORCH_ENV) != ("1" if state == "huge" else "0")
     os.environ[ENV_VAR] = state
@@ -136,11 +138,28 @@ def process_state() -> dict:
     """What this process's tensors get, for the run's env: the state asked for (NORMBENCH_PAGES), torch's
     variable, the THP-disable flag and the kernel's settings."""
     return {
-        "pages": os.environ.get(ENV_VAR) or "unset",
+        "pages": _applied["asked"] if _applied else os.environ.get(ENV_VAR) or "unset",
+        "pages_note": _applied["note"] if _applied else "",
         "thp_mem_alloc_enable": os.environ.get(TORCH_ENV),
         "thp_disabled": thp_disabled(),
         **kernel_thp(),
     }
+
+
+def process_huge_share() -> float | None:
+    """AnonHugePages / Anonymous of the whole process (/proc/self/smaps_rollup): the share of all its
+    anonymous memory, temporaries' free blocks included, on huge pages. None where unreadable."""
+    try:
+        text = Path("/proc/self/smaps_rollup").read_text()
+    except OSError:
+        return None
+    fields = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in ("Anonymous:", "AnonHugePages:"):
+            fields[parts[0]] = int(parts[1])
+    anon = fields.get("Anonymous:", 0)
+    return fields.get("AnonHugePages:", 0) / anon if anon else None
 
 
 def mappings() -> list[tuple[int, int, int, int]] | None:
