@@ -85,7 +85,8 @@ def apply_state(state: str) -> dict:
     global _applied
     if _applied is not None:
         if state != _applied["asked"]:
-            warnings.warn(f"pages={state}: the page state is set once per process; it stays {_applied['asked']}")
+            kept = _applied["asked"]
+            warnings.warn(f"pages={state}: set once per process; it stays {kept}", stacklevel=2)
         return _applied
     late = "torch" in sys.modules and os.environ.get(TORCH_ENV) != ("1" if state == "huge" else "0")
     os.environ[ENV_VAR] = state
