@@ -1,7 +1,7 @@
 """The page state is chosen once per process before torch allocates (a fresh `normbench run` gets huge pages for a
 16 MiB case under --pages huge and none under base), the share of huge pages is the closed form of smaps'
-counts, the THP settings are read as the kernel writes them, `pages` validates like `threads`, and a pages
-difference makes timings incomparable."""
+counts, the THP settings are read as the kernel writes them, `pages` validates like `threads`, a pages
+difference makes timings incomparable, and the report warns where huge pages were asked for and not got."""
 
 from __future__ import annotations
 
@@ -113,3 +113,28 @@ def test_fresh_run_gets_the_page_state_it_asks_for(tmp_path, child_env):
     # 16 MiB tensors: a 2 MiB-unaligned block still has 7 of its 9 frames whole (share 0.875); a share
     # above 0 can only come from THP_MEM_ALLOC_ENABLE read before the process's first allocation
     assert huge["label"] == "huge" and huge["share"] > 0.5, huge
+
+
+def test_report_warns_where_huge_pages_were_asked_for_and_not_obtained():
+    import pandas as pd
+    from latency_helpers import make_case
+
+    from normbench.benches.latency import Latency
+    from normbench.core.tables import ReportOptions
+
+    case = make_case("latency", "rmsnorm", "module", tokens=8, hidden=16)
+    base = {
+        **case.params,
+        "case_id": "c",
+        "norm": "rmsnorm",
+        "impl": "module",
+        "status": "ok",
+        "sample": None,
+    }
+    rows = [("time_median", 2e-6), ("time_min", 1e-6), ("time_iqr", 0.0), ("huge_pages_low", 1.0)]
+    frame = pd.DataFrame([{**base, "unit": "", "metric": m, "value": v} for m, v in rows])
+    notes = Latency().report(frame, ReportOptions(machine="test"))[0].notes
+    assert any(n.startswith("⚠ Huge pages asked for") and "rmsnorm:module 8x16" in n for n in notes)
+    frame.loc[frame["metric"] == "huge_pages_low", "value"] = 0.0
+    notes = Latency().report(frame, ReportOptions(machine="test"))[0].notes
+    assert not any("Huge pages" in n for n in notes)
