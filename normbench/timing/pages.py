@@ -138,9 +138,10 @@ def thp_disabled() -> bool | None:
 def process_state() -> dict:
     """What this process's tensors get, for the run's env: the state asked for (NORMBENCH_PAGES), torch's
     variable, the THP-disable flag and the kernel's settings."""
+    note = {"pages_note": _applied["note"]} if _applied and _applied["note"] else {}
     return {
         "pages": _applied["asked"] if _applied else os.environ.get(ENV_VAR) or "unset",
-        "pages_note": _applied["note"] if _applied else "",
+        **note,
         "thp_mem_alloc_enable": os.environ.get(TORCH_ENV),
         "thp_disabled": thp_disabled(),
         **kernel_thp(),
