@@ -191,7 +191,7 @@ def run_peer(cases, tokens: int = TOKENS, same_state: bool = False) -> tuple[flo
 
 
 def cv(values) -> float:
-    return statistics.stdev(values) / statistics.fmean(values)
+    return statistics.stdev(values) / statistics.fmean(values) if len(values) > 1 else float("nan")
 
 
 def goal(text: str, ok: bool) -> str:
