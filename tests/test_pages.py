@@ -138,3 +138,10 @@ def test_report_warns_where_huge_pages_were_asked_for_and_not_obtained():
     frame.loc[frame["metric"] == "huge_pages_low", "value"] = 0.0
     notes = Latency().report(frame, ReportOptions(machine="test"))[0].notes
     assert not any("Huge pages" in n for n in notes)
+
+
+def test_a_bad_page_state_is_a_one_line_error(cli):
+    result = cli("run", "quick", "--pages", "hug", "--dry-run")
+    assert result.exit_code == 2 and "--pages: 'hug' is not one of huge, base" in result.stderr
+    result = cli("run", "quick", "--dry-run", env={"NORMBENCH_PAGES": "x"})
+    assert result.exit_code == 2 and "NORMBENCH_PAGES: 'x' is not one of huge, base" in result.stderr

@@ -4,6 +4,7 @@ or option, 130 when interrupted (finish with --resume RUN_ID)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +20,9 @@ from normbench.cli._common import (
     parse_shard,
     results_option,
 )
-from normbench.core.errors import printable
+from normbench.core.errors import NormbenchError, printable
+from normbench.suite.catalog import resolve
+from normbench.timing.pages import apply_state, check_state, chosen_state
 
 NAME = "run"
 PANEL = "Run"
@@ -154,15 +157,13 @@ def command(
 
 
 def _set_pages(option: str | None, suite: str | None) -> None:
-    from normbench.core.errors import NormbenchError
-    from normbench.timing.pages import apply_state, check_state, chosen_state
-
     if option is not None and (problem := check_state(option, "--pages")):
+        raise NormbenchError(problem)
+    env = os.environ.get("NORMBENCH_PAGES", "").strip()
+    if env and (problem := check_state(env, "NORMBENCH_PAGES")):
         raise NormbenchError(problem)
     path = None
     if suite and option is None:
-        from normbench.suite.catalog import resolve
-
         try:
             path = str(resolve(suite))
         except NormbenchError:

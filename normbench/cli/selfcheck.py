@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from normbench.cli._common import cli_errors, err, out
+from normbench.timing.pages import check_state, chosen_state
 
 NAME = "selfcheck"
 PANEL = "Inspect"
@@ -38,7 +39,6 @@ def command(
 ) -> None:
     from normbench.core.errors import NormbenchError
     from normbench.timing import selfcheck as sc
-    from normbench.timing.pages import check_state, chosen_state
 
     if pages is not None and (problem := check_state(pages, "--pages")):
         raise NormbenchError(problem)
