@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test smoke lint bench bench-compare bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench process-state
+.PHONY: setup test smoke lint bench bench-compare bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench pages-cv pages-rankings process-state
 
 setup:
 	bash scripts/setup.sh
@@ -65,6 +65,14 @@ selfcheck:
 # the 12-case grid's wall time vs a blocked_autorange script, defaults and fast preset.
 selfcheck-bench:
 	$(PY) scripts/latency_trust.py
+
+# Huge vs base pages (docs/methodology.md, "Pages"): process-to-process CV of normbench vs the plain peer
+# (~12 minutes), and whether the ranking of norms changes between the two page states. Quiet machine.
+pages-cv:
+	$(PY) scripts/pages_cv.py
+
+pages-rankings:
+	$(PY) scripts/pages_rankings.py
 
 # What moves a CPU latency inside one process (history, alignment, cache state, placement), A/B alternating.
 process-state:

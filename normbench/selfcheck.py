@@ -7,6 +7,12 @@ processes that take the ops in forward and in reversed order. From the per-proce
     spread            coefficient of variation of each timer's medians across processes (run-to-run)
     faults per call   minor page faults of normbench's timed calls (0 with the allocator policy), and
                       the share of its samples that took any (a quarter or more: "faults")
+    plain peer        torch.utils.benchmark alone in a plain process (default malloc, the kernel's default
+                      pages), fresh per order: plain / same-state says what the process state costs
+
+The measuring processes are prepared as `normbench run` prepares its own: the allocator policy
+(timing/process.py) and the page state (timing/pages.py, set before torch starts), so both timers see the
+same memory state and agreement measures the timers.
 
 Both timers run at the same thread count, one measurement at a time. The ops are normbench's own norm
 implementations on (tokens, hidden) inputs, in inference mode; the defaults include the shapes where
@@ -102,6 +108,22 @@ def time_op(call, *, pairs: int, samples: int, min_run_time: float, threads: int
     }
 
 
+def measure_plain(ops: list[Op], *, pairs: int, min_run_time: float, threads: int) -> dict:
+    """In this (plain) process: label -> {"torch": median of `pairs` blocked_autorange medians}."""
+    import torch
+    from torch.utils.benchmark import Timer
+
+    torch.set_num_threads(threads)
+    out = {}
+    for op in ops:
+        call = build_call(op)
+        timer = Timer("call()", globals={"call": call}, num_threads=threads)
+        medians = [timer.blocked_autorange(min_run_time=min_run_time).median for _ in range(pairs)]
+        out[op.label] = {"torch": statistics.median(medians)}
+        del call
+    return out
+
+
 def measure_ops(
     ops: list[Op], *, pairs: int = 2, samples: int = 15, min_run_time: float = 0.2, threads: int = 1
 ) -> dict:
@@ -133,22 +155,30 @@ def run_processes(
     min_run_time: float,
     env=None,
     say=None,
+    pages: str | None = None,
+    plain: bool = False,
 ) -> list[dict]:
     """2 x runs fresh processes, alternating forward and reversed op order; each returns measure_ops's
-    result. Returns [{"order": "forward"|"reversed", "results": {...}}, ...]."""
+    result, under the page state `pages` (default: timing/pages.py's). plain=True: the plain peer
+    instead (measure_plain, no policy, the kernel's default pages). Returns [{"order": "forward"|"reversed",
+    "results": {...}}, ...]."""
+    from normbench.timing.pages import default_state
+
     spec = {
         "ops": [op.__dict__ for op in ops],
         "threads": threads,
         "pairs": pairs,
         "samples": samples,
         "min_run_time": min_run_time,
+        "pages": None if plain else (pages or default_state()),
+        "plain": plain,
     }
     out = []
     for i in range(2 * runs):
         order = "forward" if i % 2 == 0 else "reversed"
         child = dict(spec, ops=spec["ops"] if order == "forward" else spec["ops"][::-1])
         if say:
-            say(f"process {i + 1}/{2 * runs}: {order} order")
+            say(f"{'plain peer ' if plain else ''}process {i + 1}/{2 * runs}: {order} order")
         proc = subprocess.run(
             [sys.executable, "-m", "normbench.selfcheck", json.dumps(child)],
             capture_output=True,
@@ -172,13 +202,24 @@ def cv(values: list[float]) -> float:
     return statistics.stdev(values) / mean if mean else float("nan")
 
 
-def summarize(processes: list[dict]) -> list[dict]:
+def summarize(processes: list[dict], plain: list[dict] | None = None) -> list[dict]:
     """Per op: agreement (normbench/torch, median over processes), worst agreement, order ratio
     (forward/reversed medians of normbench), each timer's CV across processes, the largest page faults
-    per call."""
+    per call; with `plain` (run_processes(plain=True)) the plain peer's median and CV and
+    state_cost = plain peer / same-state peer."""
     labels = list(processes[0]["results"])
     rows = []
     for label in labels:
+        if plain:
+            peer = [p["results"][label]["torch"] for p in plain]
+            same = statistics.median(p["results"][label]["torch"] for p in processes)
+            plain_row = {
+                "torch_plain_s": statistics.median(peer),
+                "cv_torch_plain": cv(peer),
+                "state_cost": statistics.median(peer) / same,
+            }
+        else:
+            plain_row = {}
         per = [p["results"][label] for p in processes]
         ratios = [r["normbench"] / r["torch"] for r in per]
         fwd = [p["results"][label]["normbench"] for p in processes if p["order"] == "forward"]
@@ -197,6 +238,7 @@ def summarize(processes: list[dict]) -> list[dict]:
                 "cv_torch": cv([r["torch"] for r in per]),
                 "faults_per_call": max(r["faults_per_call"] for r in per),
                 "fault_share": max(r.get("fault_share", 0.0) for r in per),
+                **plain_row,
             }
         )
     return rows
@@ -222,6 +264,17 @@ def verdict(row: dict, within: float = AGREE_WITHIN) -> str:
 def _child(spec_json: str) -> None:
     spec = json.loads(spec_json)
     ops = [Op(**o) for o in spec["ops"]]
+    if spec.get("plain"):  # what a user's own script gets: whatever the kernel gives a process
+        from normbench.timing.pages import clear_state
+
+        clear_state()
+        kw = {k: spec[k] for k in ("pairs", "min_run_time", "threads")}
+        print(json.dumps(measure_plain(ops, **kw)))
+        return
+    if spec.get("pages"):  # before torch starts: its allocator reads the state at its first allocation
+        from normbench.timing.pages import apply_state
+
+        apply_state(spec["pages"])
     result = measure_ops(
         ops,
         pairs=spec["pairs"],

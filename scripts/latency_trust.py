@@ -11,10 +11,15 @@
    <= 1.3x a blocked_autorange script timing the same cases, and with `preset = "fast"` <= 1.0x;
 5. (informational) the copy probe inside a LayerNorm 4096x1024 case vs the same clone timed alone.
 
-Everything runs at 1 thread, one process at a time. It prints the machine, the load average before and
-after, and each figure with its goal. Timings on a machine shared with other jobs are indicative only.
+Everything runs at 1 thread, one process at a time, normbench's processes under the page state `--pages`
+(default: as `normbench run`, docs/methodology.md "Pages"). The peer is torch.utils.benchmark twice: in a
+process prepared as normbench's (allocator policy and page state, and warmed up until its calls map no
+fresh page: "same state"; without that warm-up its first calls fault in huge pages and their median can
+read 2-4x high) and in a plain process ("plain", what a user's own script gets). It prints the machine, the load
+average before and after, and each figure with its goal. Timings on a machine shared with other jobs are
+indicative only.
 
-    python scripts/latency_trust.py [--runs N] [--selfcheck-runs N] [--grid-runs N]
+    python scripts/latency_trust.py [--pages huge|base] [--runs N] [--selfcheck-runs N] [--grid-runs N] [--quick]
 """
 
 from __future__ import annotations
@@ -42,7 +47,13 @@ TOKENS = 2048
 # The peer: what a user would write with torch.utils.benchmark for the same cases (same semantics as
 # normbench's step: fwd under inference_mode; fwd+bwd resets the gradients, then forward and backward).
 PEER = r"""
-import json, sys, torch
+import json, sys
+if sys.argv[2] != "plain":  # the same state as normbench's measuring process, before torch allocates
+    from normbench.timing.pages import apply_state
+    from normbench.timing.process import keep_allocator_warm
+    apply_state(sys.argv[2])
+    keep_allocator_warm()
+import torch
 from torch.utils.benchmark import Timer
 torch.set_num_threads(1)
 cases = json.loads(sys.argv[1])
@@ -65,6 +76,15 @@ for norm, tokens, hidden, mode in cases:
             for p in params:
                 p.grad = None
             m(xg).backward(dy)
+    if sys.argv[2] != "plain":  # ... and warmed up as normbench's timer does: until calls map no fresh page
+        from normbench.timing.process import minor_faults
+        quiet = 0
+        for _ in range(50):
+            before = minor_faults()
+            call()
+            quiet = quiet + 1 if minor_faults() == before else 0
+            if quiet >= 2:
+                break
     t = Timer("call()", globals={"call": call}, num_threads=1).blocked_autorange()
     out.append(t.median)
 print(json.dumps(out))
@@ -114,15 +134,25 @@ def grid_suite(cases, *, preset: str = "full", name: str = "grid") -> str:
     return "\n".join(lines)
 
 
+PAGES = None  # the page state of normbench's processes and the same-state peer (main sets it)
+
+
+def plain_env() -> dict:
+    """A plain process's environment: no page state (a THP-disable flag is cleared by the peer itself)."""
+    drop = ("NORMBENCH_PAGES", "THP_MEM_ALLOC_ENABLE")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
 def run_normbench(suite_text: str, workdir: Path, extra_env: dict | None = None) -> tuple[float, dict]:
     """(wall seconds of `normbench run`, {(norm:impl, hidden, mode): median time}) in a fresh process."""
     suite = workdir / f"suite-{time.monotonic_ns()}.toml"
     suite.write_text(suite_text)
     results = workdir / f"results-{time.monotonic_ns()}"
     env = dict(os.environ, NORMBENCH_RESULTS=str(results), PYTHONPATH=str(ROOT), **(extra_env or {}))
+    pages = ["--pages", PAGES] if PAGES else []
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "normbench", "run", str(suite), "--quiet"],
+        [sys.executable, "-m", "normbench", "run", str(suite), "--quiet", *pages],
         env=env,
         capture_output=True,
         text=True,
@@ -142,11 +172,15 @@ def read_medians(results: Path) -> dict:
     return {(f"{r.norm}:{r.impl}", int(r.hidden), r.mode): float(r.value) for r in rows.itertuples()}
 
 
-def run_peer(cases, tokens: int = TOKENS) -> tuple[float, list[float]]:
-    """(wall seconds, medians) of the blocked_autorange script over cases, in a fresh process."""
+def run_peer(cases, tokens: int = TOKENS, same_state: bool = False) -> tuple[float, list[float]]:
+    """(wall seconds, medians) of the blocked_autorange script over cases, in a fresh process: plain, or
+    prepared as normbench's measuring process (same_state)."""
+    state = PAGES if same_state else "plain"
+    env = dict(plain_env(), PYTHONPATH=str(ROOT))
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", PEER, json.dumps([[n, tokens, h, m] for n, h, m in cases])],
+        [sys.executable, "-c", PEER, json.dumps([[n, tokens, h, m] for n, h, m in cases]), state],
+        env=env,
         capture_output=True,
         text=True,
     )
@@ -157,7 +191,7 @@ def run_peer(cases, tokens: int = TOKENS) -> tuple[float, list[float]]:
 
 
 def cv(values) -> float:
-    return statistics.stdev(values) / statistics.fmean(values)
+    return statistics.stdev(values) / statistics.fmean(values) if len(values) > 1 else float("nan")
 
 
 def goal(text: str, ok: bool) -> str:
@@ -169,10 +203,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="separate runs for the run-to-run CV (default 5)")
     ap.add_argument("--selfcheck-runs", type=int, default=3, help="selfcheck processes per order (default 3)")
     ap.add_argument("--grid-runs", type=int, default=3, help="runs of each grid variant (default 3)")
+    ap.add_argument("--pages", choices=("huge", "base"), help="page state (default: as normbench run)")
+    ap.add_argument("--quick", action="store_true", help="smoke test: 2 runs, 1 selfcheck run, 1 grid run")
     args = ap.parse_args()
+    if args.quick:
+        args.runs, args.selfcheck_runs, args.grid_runs = 2, 1, 1
+    global PAGES
+    sys.path.insert(0, str(ROOT))
+    from normbench.timing.pages import default_state, kernel_thp
+
+    PAGES = args.pages or default_state()
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-        f"load average before: {os.getloadavg()[0]:.2f}"
+        f"load average before: {os.getloadavg()[0]:.2f}; pages={PAGES} ({kernel_thp()})"
     )
     report = []
     t0 = time.perf_counter()
@@ -180,7 +223,8 @@ def main() -> None:
     # 1. agreement and order, per op, from the self-check
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
-        [sys.executable, "-m", "normbench", "selfcheck", "--json", "--runs", str(args.selfcheck_runs)],
+        [sys.executable, "-m", "normbench", "selfcheck", "--json", "--runs", str(args.selfcheck_runs)]
+        + ["--pages", PAGES],
         env=env,
         capture_output=True,
         text=True,
@@ -188,20 +232,26 @@ def main() -> None:
     if proc.returncode not in (0, 1):
         sys.exit(f"selfcheck failed:\n{proc.stderr[-2000:]}")
     rows = json.loads(proc.stdout[proc.stdout.index("[") :])
-    print("\n== 1. normbench vs torch.utils.benchmark, 1 thread, same process, forward and reversed op order")
     print(
-        f"{'op':<30}{'normbench':>12}{'torch':>12}{'ratio':>8}{'worst ratio':>13}{'fwd/rev':>9}{'CV nb':>8}{'CV torch':>9}{'faults':>8}"
+        "\n== 1. normbench vs torch.utils.benchmark, 1 thread, same process (same state), forward and "
+        "reversed op order; plain = the peer alone in plain processes"
+    )
+    print(
+        f"{'op':<30}{'normbench':>12}{'torch':>12}{'plain':>12}{'plain/same':>11}{'ratio':>8}{'worst ratio':>13}"
+        f"{'fwd/rev':>9}{'CV nb':>8}{'CV torch':>9}{'CV plain':>9}{'faults':>8}"
     )
     for r in rows:
         print(
             f"{r['op']:<30}{r['normbench_s'] * 1e6:>10.0f}µs{r['torch_s'] * 1e6:>10.0f}µs"
+            f"{r['torch_plain_s'] * 1e6:>10.0f}µs{r['state_cost']:>11.3f}"
             f"{r['agreement']:>8.3f}{r['worst_agreement']:>13.3f}{r['order_ratio']:>9.3f}{100 * r['cv_normbench']:>7.1f}%"
-            f"{100 * r['cv_torch']:>8.1f}%{r['faults_per_call']:>8.1f}"
+            f"{100 * r['cv_torch']:>8.1f}%{100 * r['cv_torch_plain']:>8.1f}%{r['faults_per_call']:>8.1f}"
         )
     worst = max(abs(r["worst_agreement"] - 1) for r in rows)
     report.append(
         goal(
-            f"agreement with torch.utils.benchmark, every op, either order: worst {100 * worst:.1f}% (goal ≤ 5%; "
+            f"agreement with the same-state torch.utils.benchmark, every op, every process, either order: "
+            f"worst {100 * worst:.1f}% (goal ≤ 5%; "
             f"the peer's own CV across its processes here: up to {100 * max(r['cv_torch'] for r in rows):.1f}%)",
             worst <= 0.05,
         )
@@ -211,11 +261,12 @@ def main() -> None:
         work = Path(tmp)
         # 2. five separate runs of LayerNorm 4096x1024, interleaved with five peer processes
         one = '[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n[bench.params]\ntokens = 4096\nhidden = 1024\n'
-        ours, peers = [], []
+        ours, peers, same = [], [], []
         for _ in range(args.runs):
             _, med = run_normbench('name = "ln"\nthreads = 1\n' + one, work)
             ours.append(next(iter(med.values())))
             peers.append(run_peer([("layernorm:module", 1024, "fwd")], tokens=4096)[1][0])
+            same.append(run_peer([("layernorm:module", 1024, "fwd")], tokens=4096, same_state=True)[1][0])
         print(f"\n== 2. LayerNorm 4096x1024 fwd, {args.runs} separate processes each, interleaved")
         print(
             "normbench medians (µs): "
@@ -225,7 +276,12 @@ def main() -> None:
         print(
             "peer      medians (µs): "
             + ", ".join(f"{v * 1e6:.0f}" for v in peers)
-            + f"   CV {100 * cv(peers):.1f}%"
+            + f"   CV {100 * cv(peers):.1f}%  (plain)"
+        )
+        print(
+            "peer      medians (µs): "
+            + ", ".join(f"{v * 1e6:.0f}" for v in same)
+            + f"   CV {100 * cv(same):.1f}%  (same state)"
         )
         report.append(
             goal(

@@ -3,10 +3,12 @@ fresh processes, variants alternating so drifting load falls on all alike, besid
 in its own fresh processes. Prints each variant's per-process medians, their CV and max/min (issue 16: the
 figures behind docs/methodology.md "Placement" and the selfcheck-bench reading came from these comparisons).
 
-    python scripts/process_levels.py [--runs N] [--variants default,placements5,malloc,fast]
+    python scripts/process_levels.py [--runs N] [--variants default,placements5,malloc,fast,huge,base]
+                                     [--norm rmsnorm:module]
 
 Variants: default (the bench's defaults), placements5 (`placements = 5`), malloc (NORMBENCH_ALLOCATOR=default:
-glibc's own malloc policy), fast (`preset = "fast"`), peer (always run). A benchmark: run it on a quiet machine.
+glibc's own malloc policy), fast (`preset = "fast"`), huge and base (the page state, docs/methodology.md
+"Pages"), peer (always run). A benchmark: run it on a quiet machine.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ VARIANTS = {  # name -> (extra suite lines, extra environment)
     "placements5": ("placements = 5\n", {}),
     "malloc": ("", {"NORMBENCH_ALLOCATOR": "default"}),
     "fast": ('preset = "fast"\n', {}),
+    "huge": ("", {"NORMBENCH_PAGES": "huge"}),
+    "base": ("", {"NORMBENCH_PAGES": "base"}),
 }
 
 
@@ -37,7 +41,11 @@ def main() -> None:
     ap.add_argument(
         "--variants", default="default,placements5", help="comma-separated, of: " + ", ".join(VARIANTS)
     )
+    ap.add_argument(
+        "--norm", default="layernorm:module", help="norm:impl of the case (default layernorm:module)"
+    )
     args = ap.parse_args()
+    case = CASE.replace('"layernorm:module"', f'"{args.norm}"')
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in names if v not in VARIANTS]
     if unknown:
@@ -49,9 +57,9 @@ def main() -> None:
             order = names if i % 2 == 0 else names[::-1]  # alternate the order as well as the variants
             for name in order:
                 lines, env = VARIANTS[name]
-                _, med = run_normbench(CASE + lines, Path(tmp), extra_env=env)
+                _, med = run_normbench(case + lines, Path(tmp), extra_env=env)
                 medians[name].append(next(iter(med.values())))
-            medians["peer"].append(run_peer([("layernorm:module", 1024, "fwd")], tokens=4096)[1][0])
+            medians["peer"].append(run_peer([(args.norm, 1024, "fwd")], tokens=4096)[1][0])
     for name, values in medians.items():
         print(
             f"{name:<12} "

@@ -1,6 +1,7 @@
 """The self-check's logic on tiny ops: both timers give positive medians in one process, the summary's
 agreement, order ratio and CV are the closed forms of the per-process medians, the verdict names what is
-off, and a bad --op is a one-line error (exit 2). Its timings are a benchmark (`make selfcheck`), not a test."""
+off, the plain peer runs beside the same-state one, and a bad --op is a one-line error (exit 2). Its
+timings are a benchmark (`make selfcheck`), not a test."""
 
 from __future__ import annotations
 
@@ -66,3 +67,25 @@ def test_cli_unknown_op_is_a_one_line_error(cli):
     result = cli("selfcheck", "--op", "nosuchnorm:module:8x8")
     assert result.exit_code == 2
     assert "nosuchnorm:module: no such norm implementation" in result.stderr
+
+
+def test_plain_peer_column_is_the_closed_form_of_its_processes():
+    procs = [_proc("forward", 1.0, 1.0), _proc("reversed", 1.0, 2.0)]
+    plain = [{"order": "forward", "results": {"op": {"torch": 3.0}}}]
+    plain.append({"order": "reversed", "results": {"op": {"torch": 6.0}}})
+    (row,) = sc.summarize(procs, plain)
+    assert row["torch_plain_s"] == pytest.approx(4.5)
+    assert row["state_cost"] == pytest.approx(4.5 / 1.5)
+    assert row["cv_torch_plain"] == pytest.approx(statistics.stdev([3.0, 6.0]) / 4.5)
+    out = sc.measure_plain([sc.Op("layernorm", "module", 8, 16)], pairs=1, min_run_time=0.01, threads=1)
+    assert out["layernorm:module 8x16"]["torch"] > 0
+
+
+def test_cli_prints_the_same_state_and_the_plain_peer(cli):
+    result = cli(
+        "selfcheck", "--op", "layernorm:module:8x16", "--runs", "1", "--pairs", "1", "--min-run-time", "0.01"
+    )
+    assert result.exit_code in (0, 1), result.stderr  # 1: an op is off (tiny ops time noisily)
+    head = result.stdout.splitlines()[0]
+    assert "torch (same state)" in head and "torch (plain)" in head and "plain/same" in head
+    assert "pages=" in result.stdout

@@ -1,7 +1,7 @@
 """Which environment differences make two runs' values incomparable, by metric kind.
 
 Timing metrics (seconds) depend on the machine and what else ran on it: they are compared only when the CPU
-model, core count, torch threads, torch and Python versions (and for GPU cases the GPU, CUDA and cuDNN) are
+model, core count, torch threads, CPU page state (huge or base pages), torch and Python versions (and for GPU cases the GPU, CUDA and cuDNN) are
 the same, and neither side's stored 1-minute load average exceeded that run's core count. The hostname never matters: a
 CI runner has a fresh one every job.
 
@@ -18,8 +18,20 @@ from __future__ import annotations
 import pandas as pd
 
 # python: the interpreter's per-call overhead is part of a microsecond-scale time
+# pages: huge or base pages behind CPU tensors move a memory-bound time as much as a thread count does
 # overrides: the plugins that replaced a built-in name (run --allow-override) decide what a name measured
-TIMING_FIELDS = ("cpu", "cpu_count", "torch_threads", "torch", "python", "gpu", "cuda", "cudnn", "overrides")
+TIMING_FIELDS = (
+    "cpu",
+    "cpu_count",
+    "torch_threads",
+    "pages",
+    "torch",
+    "python",
+    "gpu",
+    "cuda",
+    "cudnn",
+    "overrides",
+)
 NUMERIC_FIELDS = ("torch", "instruction_set", "gpu", "cuda", "overrides")
 
 

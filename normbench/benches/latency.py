@@ -62,7 +62,16 @@ class Latency(Bench):
     # tensor/eager: accuracy rows (_latency/accuracy.py); method: how peak_mem was measured; timer: time rows;
     # policy: the allocator policy the allocator_warm row names (benches/_latency/process.py).
     # copy_from: the case whose copy probe a case reuses (see copy_reuse).
-    labels = {"tensor": str, "eager": str, "method": str, "timer": str, "policy": str, "copy_from": str}
+    # pages: the process's page state behind huge_page_share (timing/pages.py).
+    labels = {
+        "tensor": str,
+        "eager": str,
+        "method": str,
+        "timer": str,
+        "policy": str,
+        "copy_from": str,
+        "pages": str,
+    }
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
         "hidden": Param(int, minimum=1, help="normalized dimension"),
@@ -140,7 +149,7 @@ class Latency(Bench):
         )
         from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
         from normbench.benches._latency.placement import placement_count, placement_rows, rounds_for
-        from normbench.benches._latency.process import process_rows, resident_extra_bytes
+        from normbench.benches._latency.process import page_rows, process_rows, resident_extra_bytes
         from normbench.benches._memory import peak_memory_row
         from normbench.benches._tensors import check_device, check_dtype, make_step
         from normbench.core.errors import UnavailableCase
@@ -228,6 +237,11 @@ class Latency(Bench):
                 rows += acc_rows + [{"metric": "recheck_max_change", "unit": "abs", "value": change}]
 
         rows += timing_rows("time", samples)
+        if p["device"] == "cpu":  # one more call: its output and gradients sit where the timed calls' did
+            with grad_context():
+                output = step()
+            grads = [t.grad for t in (*step.own_tensors, *built.params) if t.grad is not None]
+            rows += page_rows(p["device"], x, list(built.params), step.own_tensors, grads, output)
         rows += placement_rows(samples, k)
         rows += bandwidth_rows(norm, case.impl, x, p, t, copy_samples)
         if p["copy_probe"]:

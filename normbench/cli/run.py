@@ -4,6 +4,7 @@ or option, 130 when interrupted (finish with --resume RUN_ID)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -21,11 +22,13 @@ from normbench.cli._common import (
 )
 from normbench.cli._progress import RunProgress
 from normbench.cli._summary import print_summary
-from normbench.core.errors import printable
+from normbench.core.errors import NormbenchError, printable
 from normbench.executors.ray_cluster import Interrupted
 from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
 from normbench.results.naming import check_new_run_name
 from normbench.suite.adhoc import adhoc_run_suite
+from normbench.suite.catalog import resolve
+from normbench.timing.pages import apply_state, check_state, chosen_state
 
 NAME = "run"
 PANEL = "Run"
@@ -101,6 +104,14 @@ def command(
             min=1,
         ),
     ] = None,
+    pages: Annotated[
+        str | None,
+        typer.Option(
+            help="CPU page state of the timing process: huge (2 MiB transparent huge pages, the default where "
+            "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the suite's `pages`.",
+            show_default=False,
+        ),
+    ] = None,
     allow_override: Annotated[
         bool,
         typer.Option(
@@ -110,6 +121,8 @@ def command(
         ),
     ] = False,
 ) -> None:
+    _set_pages(pages, suite)  # before anything imports torch: its allocator reads the state once
+
     check_new_run_name(results, run_id, tag, resume)
     if allow_override:
         allow_overrides()
@@ -139,6 +152,21 @@ def command(
     if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
         print_summary(results, store.run_id)
     _finish(store, outcome, remaining, results)
+
+
+def _set_pages(option: str | None, suite: str | None) -> None:
+    if option is not None and (problem := check_state(option, "--pages")):
+        raise NormbenchError(problem)
+    env = os.environ.get("NORMBENCH_PAGES", "").strip()
+    if env and (problem := check_state(env, "NORMBENCH_PAGES")):
+        raise NormbenchError(problem)
+    path = None
+    if suite and option is None:
+        try:
+            path = str(resolve(suite))
+        except NormbenchError:
+            path = None  # plan_run reports it
+    apply_state(chosen_state(option, path))
 
 
 def _say(text: str) -> None:

@@ -11,6 +11,7 @@ from normbench import selfcheck as sc
 from normbench.cli._common import cli_errors, err, out
 from normbench.core.errors import NormbenchError
 from normbench.norms import all_norms
+from normbench.timing.pages import check_state, chosen_state
 
 NAME = "selfcheck"
 PANEL = "Inspect"
@@ -30,29 +31,34 @@ def command(
     min_run_time: Annotated[
         float, typer.Option(help="blocked_autorange's min_run_time (s) per measurement.", min=0.01)
     ] = 0.2,
+    pages: Annotated[
+        str | None,
+        typer.Option(
+            help="Page state of the measuring processes: huge or base (default: as `normbench run`).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the per-op summary as JSON.")] = False,
 ) -> None:
+    if pages is not None and (problem := check_state(pages, "--pages")):
+        raise NormbenchError(problem)
+    state = chosen_state(pages)
     try:
         ops = [sc.parse_op(t) for t in op] if op else [sc.Op(*o) for o in sc.DEFAULT_OPS]
     except ValueError as exc:
         raise NormbenchError(str(exc)) from None
     _check_ops(ops)
-    processes = sc.run_processes(
-        ops,
-        runs=runs,
-        threads=threads,
-        pairs=pairs,
-        samples=15,
-        min_run_time=min_run_time,
-        say=lambda m: err.print(m, style="dim"),
-    )
-    rows = sc.summarize(processes)
+    kw = dict(runs=runs, threads=threads, pairs=pairs, samples=15, min_run_time=min_run_time)
+    say = lambda m: err.print(m, style="dim")  # noqa: E731
+    processes = sc.run_processes(ops, **kw, pages=state, say=say)
+    plain = sc.run_processes(ops, **kw, plain=True, say=say)
+    rows = sc.summarize(processes, plain)
     for row in rows:
         row["verdict"] = sc.verdict(row)
     if as_json:
         out.print(json.dumps(rows, indent=2), markup=False)
     else:
-        _print_table(rows, runs, threads)
+        _print_table(rows, runs, threads, state)
     if any(r["verdict"] != "ok" for r in rows):
         raise typer.Exit(1)
 
@@ -66,13 +72,15 @@ def _check_ops(ops) -> None:
             )
 
 
-def _print_table(rows: list[dict], runs: int, threads: int) -> None:
+def _print_table(rows: list[dict], runs: int, threads: int, state: str) -> None:
     from normbench.core.tables import format_seconds
 
     head = [
         "op",
         "normbench",
-        "torch.utils.benchmark",
+        "torch (same state)",
+        "torch (plain)",
+        "plain/same",
         "agreement",
         "worst",
         "fwd/rev order",
@@ -88,6 +96,8 @@ def _print_table(rows: list[dict], runs: int, threads: int) -> None:
                 r["op"],
                 format_seconds(r["normbench_s"]),
                 format_seconds(r["torch_s"]),
+                format_seconds(r["torch_plain_s"]),
+                f"{r['state_cost']:.3f}",
                 f"{r['agreement']:.3f}",
                 f"{r['worst_agreement']:.3f}",
                 f"{r['order_ratio']:.3f}",
@@ -101,8 +111,11 @@ def _print_table(rows: list[dict], runs: int, threads: int) -> None:
     for line in lines:
         out.print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)), markup=False)
     out.print(
-        f"{2 * runs} fresh processes ({runs} per order), {threads} thread(s); medians over processes. "
-        "agreement = normbench / torch.utils.benchmark in the same process (1.000 = agree); "
+        f"{2 * runs} fresh processes ({runs} per order), {threads} thread(s), pages={state}; medians over "
+        "processes. same state = torch.utils.benchmark in normbench's measuring process (allocator policy "
+        "and pages as `normbench run`); plain = it alone in a plain process (another "
+        f"{2 * runs}); plain/same = what the state changes. "
+        "agreement = normbench / torch.utils.benchmark (same state) in the same process (1.000 = agree); "
         "fwd/rev = normbench's median with the ops in forward / reversed order; CV = run-to-run spread "
         "across processes. ok = within 5% in every process and order, normbench's CV no worse than "
         "torch's (or under 5%), no page faults in timed calls.",

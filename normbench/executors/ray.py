@@ -17,6 +17,7 @@ Design (docs/scale-out.md):
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections import deque
 
@@ -41,6 +42,12 @@ def run_case_in_worker(case, threads: int) -> dict:
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+    if state := os.environ.get(
+        "NORMBENCH_PAGES"
+    ):  # forwarded by ray_cluster.py; torch read its part at start
+        from normbench.timing.pages import apply_state
+
+        apply_state(state)
     ctx = _WORKER_CONTEXTS.setdefault(threads, RunContext(threads=threads))
     rows, status, error = run_one(case, ctx)
     return {"rows": rows, "status": status, "error": error, "node": node_fingerprint()}

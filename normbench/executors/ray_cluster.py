@@ -19,7 +19,13 @@ from normbench.runner import StopAfterCase
 NODE_RESOURCE = "normbench_node"
 PACKED_SHARE = 0.001  # a case that does not time: up to 1000 of them share a node
 INSTALL_HINT = "pip install 'normbench[ray]'  (or: pip install ray)"
-FORWARDED_ENV = ("NORMBENCH_PLUGINS", "NORMBENCH_DEBUG", "NORMBENCH_ALLOW_OVERRIDE")
+FORWARDED_ENV = (
+    "NORMBENCH_PLUGINS",
+    "NORMBENCH_DEBUG",
+    "NORMBENCH_ALLOW_OVERRIDE",
+    "NORMBENCH_PAGES",  # the page state (timing/pages.py) ...
+    "THP_MEM_ALLOC_ENABLE",  # ... and its torch part, read at the worker's first allocation
+)
 CONNECT_TIMEOUT_S = 10.0  # the TCP probe of --address
 # ray.init against --address as a whole: a reachable port that is not a Ray head makes Ray retry for ~14
 # minutes (20 tries of ~41 s, each a C++ wait); NORMBENCH_RAY_TIMEOUT_S lengthens it for a slow cluster.

@@ -249,7 +249,7 @@ def write_manifest(store: RunStore, **fields) -> None:
 
 
 def warn_if_environment_changed(old: dict, new: dict, say: Say) -> None:
-    keys = ["hostname", "cpu", "gpu", "torch", "torch_threads", "cuda"]
+    keys = ["hostname", "cpu", "gpu", "torch", "torch_threads", "pages", "cuda"]
     changed = [f"{k}: {old.get(k)} -> {new.get(k)}" for k in keys if old.get(k) != new.get(k)]
     if changed:
         say("warning: resuming in a different environment; rows will mix them (" + "; ".join(changed) + ")")

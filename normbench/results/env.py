@@ -99,6 +99,9 @@ def fingerprint() -> dict:
 
     llc, source = cpu_llc_bytes()
     env.update(cpu_llc_mib=round(llc / 2**20, 1), cpu_llc_source=source)
+    from normbench.timing.pages import process_state
+
+    env.update(process_state())  # pages (huge/base, as the CLI set it) and the kernel's THP settings
     env.update(machine_facts())
     if torch.cuda.is_available():
         env.update(

@@ -14,7 +14,7 @@ from normbench.core.params import Param, did_you_mean
 from normbench.suite.bench_table import TIMEOUT, check_cases, check_size, scalar_value, validate_bench
 from normbench.suite.spec import BenchSpec, Suite
 
-TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s", "pages"}
 
 
 # Values from the suite file outside the bench parameters go through the same validator as those.
@@ -22,6 +22,8 @@ MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measur
 
 
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
+# CPU page state of the timing process (timing/pages.py); read before torch starts, by the CLI
+PAGES = Param(str, choices=("huge", "base"))
 
 
 def validate_suite(data: dict[str, Any], source: str, text: str = "", included_benches: int = 0) -> Suite:
@@ -41,6 +43,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         problems.append(Problem("description", "holds control characters (other than newlines)"))
     claims = _validate_claims(data.get("claims", []), problems)
     threads = scalar_value(data, "threads", THREADS, "", problems)
+    scalar_value(data, "pages", PAGES, "", problems)
     timeout = scalar_value(data, "timeout_s", TIMEOUT, "", problems)
     tables = data.get("bench")
     specs: list[BenchSpec] = []

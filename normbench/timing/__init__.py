@@ -4,6 +4,7 @@ cpu.CpuTimer    time.perf_counter_ns around a calibrated inner loop
 cuda.CudaTimer  CUDA events per sample, L2 flush between samples, optional CUDA-graph mode
 cache           the flush buffers of the cold-cache mode (CPU last-level cache, GPU L2)
 process         the allocator policy that makes CPU timings independent of process state; page faults
+pages           huge or base pages: chosen once per process before torch allocates, measured per case
 """
 
 from __future__ import annotations

@@ -171,7 +171,8 @@ def test_a_file_size_limit_stops_the_run_cleanly(suite, tmp_path, cli, child_env
     results = tmp_path / "results"
 
     def limit():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (9000, 9000))  # the manifest fits, a part does not
+        # the manifest (~9 KB, and growing with the env it records) fits; a part (~26 KB) does not
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16000, 16000))
 
     proc = start(suite, results, child_env, suite, "--quiet", preexec=limit)
     _, stderr = proc.communicate(timeout=120)

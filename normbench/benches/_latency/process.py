@@ -60,3 +60,37 @@ def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None, placed=())
         if buffer is not None and hasattr(buffer, "buf"):
             kept.append(buffer.buf)  # tensor_bytes counts a storage once
     return tensor_bytes(*kept) + memo_bytes(memo)
+
+
+def page_rows(device: str, *tensors) -> list[dict]:
+    """The share of the case's tensor bytes backed by huge pages (timing/pages.py), the same for the whole
+    process's anonymous memory, labelled with the process's page state, and `huge_pages_low` where huge pages were asked for and under half the bytes got
+    them. Nothing on a GPU; NaN where /proc/self/smaps cannot be read (not Linux)."""
+    import math
+
+    from normbench.timing.pages import (
+        LOW_SHARE,
+        huge_share,
+        process_huge_share,
+        process_state,
+        tensor_ranges,
+    )
+
+    if device != "cpu":
+        return []
+    state = process_state()["pages"]
+    share = huge_share(tensor_ranges(*tensors))
+    value = math.nan if share is None else share
+    low = state == "huge" and share is not None and share < LOW_SHARE
+    whole = process_huge_share()
+    return [
+        {"metric": "huge_page_share", "unit": "share", "value": value, "pages": state},
+        # all the process's anonymous memory: the free blocks a call's temporaries come from included
+        {
+            "metric": "process_huge_page_share",
+            "unit": "share",
+            "value": math.nan if whole is None else whole,
+            "pages": state,
+        },
+        {"metric": "huge_pages_low", "unit": "bool", "value": float(low), "pages": state},
+    ]

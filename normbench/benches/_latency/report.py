@@ -55,7 +55,8 @@ def _without_reference(ok) -> str:
 
 
 def _process_notes(ok, cases) -> list[str]:
-    """The fast preset, said plainly; and the cases whose timed calls took page faults (timing/process.py)."""
+    """The fast preset, said plainly; the cases whose timed calls took page faults (timing/process.py); and
+    those that asked for huge pages and did not get them (timing/pages.py)."""
     notes = []
     if "preset" in ok.columns and (ok["preset"] == "fast").any():
         n = ok.loc[ok["preset"] == "fast", "case_id"].nunique()
@@ -73,6 +74,15 @@ def _process_notes(ok, cases) -> list[str]:
         notes.append(
             "⚠ Page faults in a quarter or more of the timed samples (memory mapped afresh while timing; "
             f"see docs/methodology.md, Measuring honestly): {labels}."
+        )
+    if "huge_pages_low" in cases.columns and (cases["huge_pages_low"] == 1).any():
+        hit = cases[cases["huge_pages_low"] == 1]
+        labels = ", ".join(
+            f"{c} {t}x{h}" for c, t, h in zip(hit["column"], hit["tokens"], hit["hidden"], strict=True)
+        )
+        notes.append(
+            "⚠ Huge pages asked for and under half of the case's tensor bytes got them (`huge_page_share`; "
+            f"docs/methodology.md, Pages): {labels}."
         )
     return notes
 
