@@ -16,7 +16,7 @@ PLUGINS_DIR = Path(__file__).resolve().parent / "plugins"
 # Latency cases that take milliseconds: what every harness test runs (the numbers are not the point).
 TINY_PARAMS = """[bench.params]
 samples = 3
-warmup = 0
+warmup_calls = 0
 min_sample_s = 1e-4
 min_run_s = 0
 copy_probe = false

@@ -78,9 +78,9 @@ def test_run_without_progress_output_when_quiet_and_one_line_per_case_otherwise(
     assert loud.exit_code == 0
     # each line: done/total, status, the case's own time, the case; the last adds elapsed and an ETA
     first, last = (re.search(rf"^\[{i}/2\] ok .*$", loud.stderr, re.M)[0] for i in (1, 2))
-    assert re.fullmatch(r"\[1/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 hidden=16", first)
+    assert re.fullmatch(r"\[1/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 d=16", first)
     assert re.fullmatch(
-        r"\[2/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 hidden=32  \(elapsed \d+\.\ds, ETA 0\.0s\)",
+        r"\[2/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 d=32  \(elapsed \d+\.\ds, ETA 0\.0s\)",
         last,
     )
 
@@ -94,7 +94,7 @@ def test_progress_clock():
 # -- validate -----------------------------------------------------------------------------------------
 def test_validate_ok_and_bad_together(cli, write_suite, tiny_suite):
     good = write_suite(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"), "good.toml")
-    bad = write_suite(tiny_suite().replace("hidden = [16]", "hidden = [-1]"), "bad.toml")
+    bad = write_suite(tiny_suite().replace("d = [16]", "d = [-1]"), "bad.toml")
     ok = cli("validate", good)
     assert ok.exit_code == 0
     assert ok.stdout == f"{good}: ok — 12 cases (12 latency)\n"
@@ -102,7 +102,7 @@ def test_validate_ok_and_bad_together(cli, write_suite, tiny_suite):
     assert both.exit_code == 2
     assert f"{good}: ok — 12 cases (12 latency)" in both.stdout
     assert both.stderr.splitlines()[:2] == [
-        f"{bad}: bench[0].sweep.hidden[0]: -1 must be >= 1",
+        f"{bad}: bench[0].sweep.d[0]: -1 must be >= 1",
         f"{bad}: 1 problem; nothing was run",
     ]
 
@@ -164,7 +164,7 @@ def test_list_runs(cli, tiny_run):
 def _stored_medians(results, run_id) -> dict[tuple[str, int], float]:
     frame = RunStore.open(results, run_id).read()
     med = frame[frame["metric"] == "time_median"]
-    return {(f"{r.norm}:{r.impl}", int(r.hidden)): r.value for r in med.itertuples()}
+    return {(f"{r.norm}:{r.impl}", int(r.d)): r.value for r in med.itertuples()}
 
 
 def test_report_json_records_are_the_stored_medians(cli, tiny_run):
@@ -175,7 +175,7 @@ def test_report_json_records_are_the_stored_medians(cli, tiny_run):
     assert doc["runs"] == [run_id]
     assert all(w.startswith("busy machine") for w in doc["warnings"])  # complete, one run: nothing else
     medians = _stored_medians(results, run_id)
-    records = {(f"{r['norm']}:{r['impl']}", r["hidden"]): r for r in doc["records"]}
+    records = {(f"{r['norm']}:{r['impl']}", r["d"]): r for r in doc["records"]}
     assert set(records) == set(medians)
     for (column, hidden), median in medians.items():
         r = records[column, hidden]
@@ -227,7 +227,7 @@ def test_report_csv_is_one_numeric_table(cli, tiny_run):
     text = cli("report", run_id, "--format", "csv", "--results", results).stdout
     frame = pd.read_csv(io.StringIO(text))
     assert len(frame) == 12 and frame["case_id"].is_unique
-    for column in ("time_s", "time_median_s", "time_iqr_s", "speedup_vs_baseline", "hidden"):
+    for column in ("time_s", "time_median_s", "time_iqr_s", "speedup_vs_baseline", "d"):
         assert frame[column].dtype.kind in "fi", column
     assert set(frame["norm"] + ":" + frame["impl"]) == set(
         f"{n}:{i}"

@@ -18,7 +18,7 @@ kind = "latency"
 norms = ["identity"]
 [bench.params]
 tokens = 8
-hidden = 16
+d = 16
 """
 
 
@@ -40,10 +40,10 @@ def test_included_benches_and_claims_come_first(tmp_path):
 
 
 def test_problem_in_included_file_names_that_file(tmp_path):
-    top = _write(tmp_path, base=BASE.replace("hidden = 16", "hidden = 0"))
+    top = _write(tmp_path, base=BASE.replace("d = 16", "d = 0"))
     with pytest.raises(SuiteError) as err:
         load_suite(top)
-    assert str(err.value) == f"{tmp_path / 'base.toml'}: bench[0].params.hidden: 0 must be >= 1"
+    assert str(err.value) == f"{tmp_path / 'base.toml'}: bench[0].params.d: 0 must be >= 1"
 
 
 def test_repeating_an_included_case_is_refused(tmp_path):

@@ -22,7 +22,7 @@ def test_a_runs_manifest_round_trips_exactly(tiny_run):
     m = Manifest.read(path)
     assert m.run_id == run_id and m.suite == "tiny" and m.shard is None and m.extra == {}
     assert len(m.cases) == 12 and m.status == "complete" and m.sessions[0]["cases"] == 12
-    assert m.columns["hidden"] == "int64"
+    assert m.columns["d"] == "int64"
     assert m.to_dict() == written and list(m.to_dict()) == list(written)
 
 

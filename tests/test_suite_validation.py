@@ -96,7 +96,7 @@ MALFORMED = [
     (
         "empty sweep list",
         NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = []\n",
-        lambda: [f"{SRC}: bench[0].sweep.hidden: sweep values must be a non-empty list"],
+        lambda: [f"{SRC}: bench[0].sweep.d: sweep values must be a non-empty list"],
     ),
     (
         "bad choice",
@@ -125,23 +125,23 @@ MALFORMED = [
     (
         "param in sweep and params",
         NAME + BENCH + SHAPE + "[bench.params]\nhidden = 16\n",
-        lambda: [f"{SRC}: bench[0].params.hidden: also given in sweep; give it in one place"],
+        lambda: [f"{SRC}: bench[0].params.d: also given in sweep; give it in one place"],
     ),
     (
         "list in params",
         NAME + BENCH + "[bench.sweep]\ntokens = [8]\n[bench.params]\nhidden = [16]\n",
-        lambda: [f"{SRC}: bench[0].params.hidden: params are scalars; put lists under sweep"],
+        lambda: [f"{SRC}: bench[0].params.d: params are scalars; put lists under sweep"],
     ),
     (
         "missing required param",
         NAME + BENCH + "[bench.sweep]\ntokens = [8]\n",
-        lambda: [f"{SRC}: bench[0]: missing required parameter 'hidden' (in sweep or params)"],
+        lambda: [f"{SRC}: bench[0]: missing required parameter 'd' (in sweep or params)"],
     ),
     (
         "unknown param",
-        NAME + BENCH + SHAPE.replace("hidden = [16]", "hidden = [16]\nhiden = [3]"),
+        NAME + BENCH + SHAPE.replace("d = [16]", "d = [16]\nhiden = [3]"),
         lambda: [
-            f"{SRC}: bench[0].sweep.hiden: unknown parameter for this bench kind (did you mean 'hidden'?); "
+            f"{SRC}: bench[0].sweep.hiden: unknown parameter for this bench kind (did you mean 'd'?); "
             f"it takes {', '.join(sorted(all_benches()['latency'].params))}"
         ],
     ),
@@ -149,7 +149,7 @@ MALFORMED = [
         "duplicate values",
         NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = [16, 32, 16]\neps = [1, 1.0]\n",
         lambda: [
-            f"{SRC}: bench[0].sweep.hidden[2]: 16 is listed twice",
+            f"{SRC}: bench[0].sweep.d[2]: 16 is listed twice",
             f"{SRC}: bench[0].sweep.eps[1]: 1.0 is listed twice",
         ],
     ),
@@ -216,7 +216,7 @@ def test_every_problem_of_a_suite_is_reported_at_once():
         f"{SRC}: bench[1].kind: unknown bench kind 'latncy'; one of {kinds()} (did you mean 'latency'?)",
         f"{SRC}: bench[2].norms[0]: unknown norm 'layernrom'; one of {norm_names()} (did you mean 'layernorm'?)",
         f"{SRC}: bench[2].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)",
-        f"{SRC}: bench[2]: missing required parameter 'hidden' (in sweep or params)",
+        f"{SRC}: bench[2]: missing required parameter 'd' (in sweep or params)",
     ]
 
 
@@ -226,7 +226,7 @@ def test_valid_suite_resolves_defaults_and_keeps_the_text():
     assert spec.norm_impls == [
         ("layernorm", i) for i, info in get_norm("layernorm").impls.items() if info.default
     ]
-    assert spec.sweep == {"tokens": [8], "hidden": [16]}
+    assert spec.sweep == {"tokens": [8], "d": [16]}
     defaults = {k: p.default for k, p in all_benches()["latency"].params.items() if not p.required}
     assert spec.params == {**defaults, "dtype": "bf16"}
     assert suite.text.startswith(NAME) and len(suite.sha256) == 64

@@ -5,7 +5,7 @@ it costs at inference (the Linear + norm block's time from the same run, folded 
 It reads two bench kinds' rows and neither bench knows about the other: the report calls it
 (analysis/derived.py). It appears only when the frame holds both stability training runs and block rows.
 
-Which block shape: the block cases whose `hidden` equals the training runs' `d` (the model's own Linear),
+Which block shape: the block cases whose width `d` equals the training runs' `d` (the model's own Linear),
 else all of them; when several shapes remain, the largest `tokens` on cpu/fp32 first (the note names the
 shape; the block bench's own table has every shape)."""
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 NORM_ORDER = ("layernorm", "rmsnorm", "dyt", "batchnorm", "powernorm")
 # bookkeeping parameters: they never tell two training configurations apart in this table
 NOT_A_CONFIG = ("seed", "every", "eval_batches", "judge", "stuck_tol", "diverge_margin", "device")
-SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "hidden")
+SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "d")
 
 
 def training_runs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -73,8 +73,8 @@ def block_times(frame: pd.DataFrame, d: int | None) -> tuple[pd.DataFrame, dict]
     cases = rows.drop_duplicates("case_id")
     shapes = pd.DataFrame([json.loads(p) for p in cases["params"]], index=cases.index)
     shapes["case_id"] = cases["case_id"]
-    if d is not None and (shapes["hidden"] == d).any():
-        shapes = shapes[shapes["hidden"] == d]
+    if d is not None and (shapes["d"] == d).any():
+        shapes = shapes[shapes["d"] == d]
     keys = [k for k in SHAPE_KEYS if k in shapes]
     default = (shapes["device"] == "cpu").astype(int) + (shapes["dtype"] == "fp32").astype(int)
     ranked = shapes.assign(_pref=-default, _tokens=-shapes["tokens"]).sort_values(["_pref", "_tokens", *keys])

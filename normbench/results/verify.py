@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from normbench.results.schema import SCHEMA_VERSION
+
 
 def read_part(part: Path):
     """The whole part: every column chunk and data page decoded, page checksums verified where the part
@@ -29,8 +31,6 @@ def part_problem(part: Path, run_id: str, planned: set[str] | None) -> str | Non
 def metadata_problem(table, run_id: str) -> str | None:
     """The schema metadata every part carries: a result schema version this normbench reads, and (from
     version 2 on) the run it was written for."""
-    from normbench.results.schema import SCHEMA_VERSION
-
     meta = table.schema.metadata or {}
     version = meta.get(b"normbench_schema_version", b"")
     if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:

@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
+from _stores import create_store
 
 from normbench.core.errors import NormbenchError, SuiteError, printable
 
@@ -94,7 +95,7 @@ def test_the_case_cap_counts_before_expanding(monkeypatch):
     with pytest.raises(SuiteError) as info:
         load.parse_suite(text, "c.toml")
     (problem,) = info.value.problems
-    assert "expands to 8 cases (this bench: 8 = 2 implementation(s) × 2 tokens × 2 hidden)" in str(problem)
+    assert "expands to 8 cases (this bench: 8 = 2 implementation(s) × 2 tokens × 2 d)" in str(problem)
     assert "the cap is 5" in str(problem)
 
 
@@ -142,7 +143,6 @@ def test_a_jacobian_off_its_closed_form_is_failed_with_both_numbers(monkeypatch)
 def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp_path, monkeypatch):
     from normbench import runner
     from normbench.benches import CaseResult, RunContext
-    from normbench.results.store import RunStore
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite
 
@@ -152,7 +152,7 @@ def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp
 
     text = 'name = "r"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n'
     cases = expand(parse_suite(text + "[bench.sweep]\ntokens = [8, 16]\nhidden = [16]\n", "r.toml"))
-    store = RunStore.create(
+    store = create_store(
         tmp_path, {"run_id": "r", "started": "x", "cases": [{"case_id": c.case_id} for c in cases]}
     )
     monkeypatch.setattr(runner, "get_bench", lambda kind: MixedValues())
