@@ -26,7 +26,7 @@ copy_probe = false
 def tiny_latency_suite(
     name: str = "tiny",
     norms: str = '["layernorm", "rmsnorm"]',
-    sweep: str = "tokens = [8]\nhidden = [16]",
+    sweep: str = "tokens = [8]\nd = [16]",
     params: str = TINY_PARAMS,
 ) -> str:
     return (
@@ -107,7 +107,7 @@ def tiny_run(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tiny_run")
     suite = root / "tiny.toml"
-    suite.write_text(tiny_latency_suite(sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite.write_text(tiny_latency_suite(sweep="tokens = [8]\nd = [16, 32]"))
     results = root / "results"
     result = CliRunner().invoke(app, ["run", str(suite), "--quiet", "--results", str(results)])
     assert result.exit_code == 0, result.output

@@ -9,7 +9,17 @@ import tomllib
 
 from normbench.suite.adhoc import adhoc_toml
 
-TINY = ["--samples", "3", "--warmup-calls", "0", "--min-sample-s", "1e-4", "--min_run_s=0", "--copy-probe", "false"]
+TINY = [
+    "--samples",
+    "3",
+    "--warmup-calls",
+    "0",
+    "--min-sample-s",
+    "1e-4",
+    "--min_run_s=0",
+    "--copy-probe",
+    "false",
+]
 
 
 def test_flags_become_a_suite_text():
@@ -57,9 +67,7 @@ def test_bench_flag_mistakes(cli, tmp_path):
     assert bad_kind.exit_code == 2 and "(did you mean 'latency'?)" in bad_kind.stderr
     norms_alone = cli("run", "--norms", "layernorm", "--results", tmp_path)
     assert norms_alone.exit_code == 2 and "--norms needs --bench KIND" in norms_alone.stderr
-    with_suite = cli(
-        "run", "quick", "--bench", "latency", "--tokens", "8", "--d", "8", "--results", tmp_path
-    )
+    with_suite = cli("run", "quick", "--bench", "latency", "--tokens", "8", "--d", "8", "--results", tmp_path)
     assert with_suite.exit_code == 2 and "give no suite file" in with_suite.stderr
     no_bench = cli("run", "quick", "--tokens", "8", "--results", tmp_path)  # only --bench opens the flags
     assert no_bench.exit_code == 2 and "No such option" in no_bench.stderr

@@ -38,9 +38,7 @@ def test_fold_is_exact_algebra_in_float64():
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_folded_equals_unfolded_within_dtype_tolerance(dtype):
-    m, _, status, error = run(
-        "block", None, None, block="batchnorm_folded", tokens=128, d=256, dtype=dtype
-    )
+    m, _, status, error = run("block", None, None, block="batchnorm_folded", tokens=128, d=256, dtype=dtype)
     assert status == "ok", error
     assert 0 < m["fold_max_diff"] <= m["fold_tolerance"]
 

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # -- run --------------------------------------------------------------------------------------------
 def test_dry_run_prints_the_cases_and_runs_nothing(cli, write_suite, tiny_suite, tmp_path):
-    suite = write_suite(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite = write_suite(tiny_suite(sweep="tokens = [8]\nd = [16, 32]"))
     result = cli("run", suite, "--dry-run", "--results", tmp_path / "results")
     assert result.exit_code == 0, result.output
     cases = expand(load_suite(suite))
@@ -32,7 +32,7 @@ def test_dry_run_prints_the_cases_and_runs_nothing(cli, write_suite, tiny_suite,
 
 
 def test_only_runs_the_matching_cases_and_remembers_the_selection(cli, write_suite, tiny_suite, tmp_path):
-    suite = write_suite(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite = write_suite(tiny_suite(sweep="tokens = [8]\nd = [16, 32]"))
     dry = cli("run", suite, "--dry-run", "--only", "*:composite", "--only", "rmsnorm:module")
     assert dry.exit_code == 0, dry.output
     labels = [line.split("  ", 1)[1] for line in dry.stdout.splitlines()[:-1]]
@@ -71,7 +71,7 @@ def test_run_without_a_suite_says_what_to_give(cli):
 def test_run_without_progress_output_when_quiet_and_one_line_per_case_otherwise(
     cli, write_suite, tiny_suite, tmp_path
 ):
-    suite = write_suite(tiny_suite(norms='["identity"]', sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite = write_suite(tiny_suite(norms='["identity"]', sweep="tokens = [8]\nd = [16, 32]"))
     quiet = cli("run", suite, "--quiet", "--results", tmp_path / "a")
     assert quiet.exit_code == 0 and "[1/2]" not in quiet.stderr
     loud = cli("run", suite, "--results", tmp_path / "b")
@@ -93,7 +93,7 @@ def test_progress_clock():
 
 # -- validate -----------------------------------------------------------------------------------------
 def test_validate_ok_and_bad_together(cli, write_suite, tiny_suite):
-    good = write_suite(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"), "good.toml")
+    good = write_suite(tiny_suite(sweep="tokens = [8]\nd = [16, 32]"), "good.toml")
     bad = write_suite(tiny_suite().replace("d = [16]", "d = [-1]"), "bad.toml")
     ok = cli("validate", good)
     assert ok.exit_code == 0
@@ -143,7 +143,7 @@ def test_list_suites_shipped_and_local(cli, monkeypatch, tmp_path, tiny_suite):
     assert result.exit_code == 0
     assert "  quick " in result.stdout and " shipped " in result.stdout and " local " not in result.stdout
     (tmp_path / "suites").mkdir()
-    body = tiny_suite(name="mine", norms='["layernorm:module"]', sweep="tokens = [8]\nhidden = [16, 32]")
+    body = tiny_suite(name="mine", norms='["layernorm:module"]', sweep="tokens = [8]\nd = [16, 32]")
     (tmp_path / "suites" / "mine.toml").write_text(
         body.replace('name = "mine"', 'name = "mine"\ndescription = "My own. More."')
     )

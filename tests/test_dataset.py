@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -110,44 +109,11 @@ def test_runs_of_different_suites_combine_by_name(runs):
     assert combined["d"].dtype == pl.Int64
 
 
-def test_version_1_runs_are_upgraded_on_read(tmp_path):
-    """A v1 run: no declared columns, each part only its own rows' columns (int params float after concat)."""
-    run = tmp_path / "old"
-    (run / "parts").mkdir(parents=True)
-    cases = [{"case_id": c, "label": c} for c in "ab"]  # parts are read only for cases the run plans
-    manifest = {"schema_version": 1, "run_id": "old", "started": "2026-01-01", "cases": cases}
-    (run / "manifest.json").write_text(json.dumps(manifest))
-    parts = {
-        "a": [
-            {
-                "run_id": "old",
-                "case_id": "a",
-                "bench": "latency",
-                "metric": "time",
-                "value": 1.0,
-                "d": 64,
-            }
-        ],
-        "b": [{"run_id": "old", "case_id": "b", "bench": "init", "metric": "x", "value": 2.0, "layer": 3}],
-    }
-    for name, rows in parts.items():
-        table = pa.Table.from_pylist(rows).replace_schema_metadata({"normbench_schema_version": "1"})
-        pq.write_table(table, run / "parts" / f"{name}.parquet")
-    frame = RunStore.open(tmp_path, "old").read()
-    assert list(frame.columns[: len(FIXED_COLUMNS)]) == FIXED_COLUMNS
-    assert str(frame["d"].dtype) == "Int64" and str(frame["layer"].dtype) == "Int64"
-    assert frame.set_index("case_id").loc["a", "d"] == 64 and pd.isna(
-        frame.set_index("case_id").loc["b", "d"]
-    )
-
-
 def test_rows_that_do_not_fit_the_schema_are_named():
     columns = declare_columns([get_bench("latency")])
     rows = [{"metric": "m", "value": 1.0, "tensor": "y", "d": "wide", "colour": "red"}]
     kept, problem = check_rows(rows, columns)
-    assert (
-        problem == "undeclared label column(s) colour (add them to the bench's `labels`); d is not int64"
-    )
+    assert problem == "undeclared label column(s) colour (add them to the bench's `labels`); d is not int64"
     assert kept == [{"metric": "m", "value": 1.0, "tensor": "y"}]
     assert check_rows([{"metric": "m", "value": 2, "d": 8, "eps": 1}], columns) == (
         [{"metric": "m", "value": 2, "d": 8, "eps": 1}],
@@ -168,11 +134,7 @@ def test_export_writes_numbers_as_numbers(runs, tmp_path, fmt):
         "jsonl": lambda: pd.read_json(out, lines=True),
     }[fmt]()
     assert got.shape == expected.shape and list(got.columns) == list(expected.columns)
-    assert (
-        got["value"].dtype == "float64"
-        and got["d"].dtype.kind in "if"
-        or str(got["d"].dtype) == "Int64"
-    )
+    assert got["value"].dtype == "float64" and got["d"].dtype.kind in "if" or str(got["d"].dtype) == "Int64"
     assert got["value"].tolist() == pytest.approx(expected["value"].tolist(), nan_ok=True, rel=1e-15)
 
 

@@ -9,8 +9,8 @@ from normbench.core.case import case_id
 from normbench.suite.expand import expand
 from normbench.suite.load import load_suite
 
-BASE = 'name = "base"\n[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.sweep]\ntokens = [8, 16]\nhidden = [16]\n'
-TOP = 'name = "top"\ninclude = ["base.toml"]\n[[bench]]\nkind = "latency"\nnorms = ["rmsnorm:module"]\n[bench.sweep]\ntokens = [8]\nhidden = [16, 32, 64]\n'
+BASE = 'name = "base"\n[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.sweep]\ntokens = [8, 16]\nd = [16]\n'
+TOP = 'name = "top"\ninclude = ["base.toml"]\n[[bench]]\nkind = "latency"\nnorms = ["rmsnorm:module"]\n[bench.sweep]\ntokens = [8]\nd = [16, 32, 64]\n'
 
 
 @pytest.fixture

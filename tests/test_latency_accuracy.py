@@ -39,9 +39,7 @@ def test_wrong_variance_is_flagged_by_the_ratio(broken_norm):
 
 def test_output_that_changes_during_timing_fails_the_case(broken_norm):
     # 20 samples: the timing loop makes more than the 10 calls the implementation gets right
-    _, _, status, error = run(
-        "latency", broken_norm, "drifting", tokens=32, d=64, mode="fwd", samples=20
-    )
+    _, _, status, error = run("latency", broken_norm, "drifting", tokens=32, d=64, mode="fwd", samples=20)
     assert status == "failed" and "after the timing loop" in error
 
 

@@ -85,7 +85,7 @@ def test_cuda_case_is_skipped_without_a_gpu():
 
 
 def _suite(params: str) -> str:
-    return f'name = "t"\n[[bench]]\nkind = "latency"\nnorms = ["dyt"]\n[bench.params]\ntokens = 8\nhidden = 8\n{params}\n'
+    return f'name = "t"\n[[bench]]\nkind = "latency"\nnorms = ["dyt"]\n[bench.params]\ntokens = 8\nd = 8\n{params}\n'
 
 
 def test_cuda_graph_on_cpu_is_a_validation_error():

@@ -45,9 +45,7 @@ def test_reused_probe_keeps_the_norms_rounds():
     cases store all 6 samples."""
     ctx = RunContext(threads=1)
     for norm in ("layernorm", "rmsnorm"):
-        case = make_case(
-            "latency", norm, "module", tokens=32, d=64, samples=6, accuracy_rows=0, memory=False
-        )
+        case = make_case("latency", norm, "module", tokens=32, d=64, samples=6, accuracy_rows=0, memory=False)
         rows, status, error = run_one(case, ctx)
         assert status == "ok", error
         assert sum(r["metric"] == "time" for r in rows) == 6

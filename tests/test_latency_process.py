@@ -121,9 +121,7 @@ def test_warm_case_starts_from_the_flushed_cache_and_counts_the_buffer(monkeypat
     assert status == "ok", error
     assert m["cache_reset"] == 1.0 and len(flushes) == 1
     assert m["resident_extra_bytes"] >= 2**16 + 64 * 128 * 4
-    m, _, status, error = run(
-        "latency", "rmsnorm", "module", tokens=64, d=128, memory=False, cache="cold"
-    )
+    m, _, status, error = run("latency", "rmsnorm", "module", tokens=64, d=128, memory=False, cache="cold")
     assert status == "ok", error
     assert m["cache_reset"] == 0.0 and len(flushes) == 1 + 6  # per cold sample: norm's 3 and probe's 3
 
@@ -148,9 +146,7 @@ def test_reference_is_computed_once_per_key_and_gives_the_same_errors(monkeypatc
     assert len(calls) == 1  # one reference for the three implementations
     # each implementation's errors equal those computed without the memo (a fresh context per case)
     for impl in ("functional", "composite", "module"):
-        alone, _, _ = run_one(
-            make_case("latency", "layernorm", impl, tokens=32, d=48), RunContext(threads=1)
-        )
+        alone, _, _ = run_one(make_case("latency", "layernorm", impl, tokens=32, d=48), RunContext(threads=1))
         for metric in ("err_abs", "eager_err_abs", "err_ratio"):
             assert per_tensor(shared[impl], metric) == per_tensor(alone, metric)
     # another seed is another key

@@ -59,7 +59,7 @@ def test_block_case_runs_and_validates(softsign):
     from normbench.suite.load import parse_suite
 
     parse_suite(
-        'name = "b"\n[[bench]]\nkind = "block"\n[bench.params]\nblock = "softsign"\ntokens = 8\nhidden = 8\n'
+        'name = "b"\n[[bench]]\nkind = "block"\n[bench.params]\nblock = "softsign"\ntokens = 8\nd = 8\n'
     )
     with pytest.raises(Exception, match="softsign_folded"):
         parse_suite(

@@ -34,9 +34,7 @@ def _wait_for_first_part(proc, results, timeout=90.0):
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 def test_interrupted_run_resumes_without_running_a_case_twice(tmp_path, tiny_suite, cli, child_env):
     suite = tmp_path / "resume.toml"
-    suite.write_text(
-        tiny_suite(name="resume", sweep="tokens = [8]\nd = [16, 32, 64, 128]", params=PARAMS)
-    )
+    suite.write_text(tiny_suite(name="resume", sweep="tokens = [8]\nd = [16, 32, 64, 128]", params=PARAMS))
     all_ids = {c.case_id for c in expand(load_suite(suite))}
     assert len(all_ids) == 24
     results = tmp_path / "results"

@@ -14,7 +14,7 @@ from normbench.suite.load import load_suite, parse_suite
 SRC = "suites/x.toml"
 NAME = 'name = "x"\n'
 BENCH = '[[bench]]\nkind = "latency"\nnorms = ["layernorm"]\n'
-SHAPE = "[bench.sweep]\ntokens = [8]\nhidden = [16]\n"
+SHAPE = "[bench.sweep]\ntokens = [8]\nd = [16]\n"
 
 
 def problems_of(text: str) -> list[str]:
@@ -90,24 +90,24 @@ MALFORMED = [
     ),
     (
         "sweep value not a list",
-        NAME + BENCH + "[bench.sweep]\ntokens = 8\nhidden = [16]\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = 8\nd = [16]\n",
         lambda: [f"{SRC}: bench[0].sweep.tokens: sweep values must be a non-empty list"],
     ),
     (
         "empty sweep list",
-        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = []\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nd = []\n",
         lambda: [f"{SRC}: bench[0].sweep.d: sweep values must be a non-empty list"],
     ),
     (
         "bad choice",
-        NAME + BENCH + SHAPE + BENCH + '[bench.sweep]\ndtype = ["bf17"]\ntokens = [8]\nhidden = [16]\n',
+        NAME + BENCH + SHAPE + BENCH + '[bench.sweep]\ndtype = ["bf17"]\ntokens = [8]\nd = [16]\n',
         lambda: [
             f"{SRC}: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)"
         ],
     ),
     (
         "wrong types",
-        NAME + BENCH + '[bench.sweep]\ntokens = ["8"]\nhidden = [16]\n[bench.params]\nsamples = 2.5\n',
+        NAME + BENCH + '[bench.sweep]\ntokens = ["8"]\nd = [16]\n[bench.params]\nsamples = 2.5\n',
         lambda: [
             f"{SRC}: bench[0].sweep.tokens[0]: '8' is not an integer",
             f"{SRC}: bench[0].params.samples: 2.5 is not an integer",
@@ -115,7 +115,7 @@ MALFORMED = [
     ),
     (
         "below minimum",
-        NAME + BENCH + "[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\neps = 0\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = [0]\nd = [16]\n[bench.params]\nsamples = 2\neps = 0\n",
         lambda: [
             f"{SRC}: bench[0].sweep.tokens[0]: 0 must be >= 1",
             f"{SRC}: bench[0].params.samples: 2 must be >= 3",
@@ -124,12 +124,12 @@ MALFORMED = [
     ),
     (
         "param in sweep and params",
-        NAME + BENCH + SHAPE + "[bench.params]\nhidden = 16\n",
+        NAME + BENCH + SHAPE + "[bench.params]\nd = 16\n",
         lambda: [f"{SRC}: bench[0].params.d: also given in sweep; give it in one place"],
     ),
     (
         "list in params",
-        NAME + BENCH + "[bench.sweep]\ntokens = [8]\n[bench.params]\nhidden = [16]\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\n[bench.params]\nd = [16]\n",
         lambda: [f"{SRC}: bench[0].params.d: params are scalars; put lists under sweep"],
     ),
     (
@@ -139,15 +139,15 @@ MALFORMED = [
     ),
     (
         "unknown param",
-        NAME + BENCH + SHAPE.replace("d = [16]", "d = [16]\nhiden = [3]"),
+        NAME + BENCH + SHAPE.replace("d = [16]", "d = [16]\ndtpye = [3]"),
         lambda: [
-            f"{SRC}: bench[0].sweep.hiden: unknown parameter for this bench kind (did you mean 'd'?); "
+            f"{SRC}: bench[0].sweep.dtpye: unknown parameter for this bench kind (did you mean 'dtype'?); "
             f"it takes {', '.join(sorted(all_benches()['latency'].params))}"
         ],
     ),
     (
         "duplicate values",
-        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = [16, 32, 16]\neps = [1, 1.0]\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nd = [16, 32, 16]\neps = [1, 1.0]\n",
         lambda: [
             f"{SRC}: bench[0].sweep.d[2]: 16 is listed twice",
             f"{SRC}: bench[0].sweep.eps[1]: 1.0 is listed twice",
@@ -156,7 +156,7 @@ MALFORMED = [
     (
         "duplicate cases across benches",
         NAME + BENCH + SHAPE + '[[bench]]\nkind = "latency"\nnorms = ["layernorm:module", "rmsnorm"]\n'
-        "[bench.sweep]\nhidden = [16]\n[bench.params]\ntokens = 8\n",
+        "[bench.sweep]\nd = [16]\n[bench.params]\ntokens = 8\n",
         lambda: [f"{SRC}: bench[1]: repeats 1 case(s) of bench[0]"],
     ),
     (
@@ -182,7 +182,7 @@ MALFORMED = [
     ),
     (
         "sweep not a table",
-        NAME + BENCH + "sweep = 3\n[bench.params]\ntokens = 8\nhidden = 16\n",
+        NAME + BENCH + "sweep = 3\n[bench.params]\ntokens = 8\nd = 16\n",
         lambda: [f"{SRC}: bench[0].sweep: must be a table"],
     ),
     (
@@ -202,7 +202,7 @@ def test_every_problem_of_a_suite_is_reported_at_once():
     text = (
         'nmae = "x"\n'
         + BENCH
-        + 'labl = "a"\n[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\n'
+        + 'labl = "a"\n[bench.sweep]\ntokens = [0]\nd = [16]\n[bench.params]\nsamples = 2\n'
         + '[[bench]]\nkind = "latncy"\n'
         + '[[bench]]\nkind = "latency"\nnorms = ["layernrom"]\n[bench.sweep]\ntokens = [8]\ndtype = ["bf17"]\n'
     )
@@ -242,9 +242,7 @@ def test_the_shipped_quick_suite_is_valid():
 
 
 BAD_SUITE = (
-    NAME
-    + BENCH
-    + '[bench.sweep]\ntokens = [8]\nhidden = [16]\ndtype = ["bf17"]\n[bench.params]\nsamples = 2\n'
+    NAME + BENCH + '[bench.sweep]\ntokens = [8]\nd = [16]\ndtype = ["bf17"]\n[bench.params]\nsamples = 2\n'
 )
 BAD_LINES = [
     "bad.toml: bench[0].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)",

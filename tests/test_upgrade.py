@@ -90,7 +90,9 @@ def _none(v):
 
 
 @pytest.mark.parametrize("version", [1, 2])
-@pytest.mark.parametrize("command", [["report"], ["export", "-o", "x.csv"], ["compare", "RUN", "RUN"]])
+@pytest.mark.parametrize(
+    "command", [["report"], ["export", "-o", "x.csv"], ["compare", "RUN", "RUN"], ["run", "--resume", "RUN"]]
+)
 def test_an_old_run_is_refused_with_the_command_that_upgrades_it(tmp_path, monkeypatch, version, command):
     run = old_run(tmp_path, version)
     monkeypatch.chdir(tmp_path)

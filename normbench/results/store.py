@@ -105,7 +105,9 @@ class RunStore:
 
     def verify_parts(self, say=print) -> set[str]:
         """Case ids whose parts are whole and belong to this run. A bad part (truncated, another run's,
-        not a planned case) is moved aside to rejected/ with a message, so its case runs again."""
+        not a planned case) is moved aside to rejected/ with a message, so its case runs again. A run of an
+        older result schema is refused first (`--resume` would write new parts beside old ones)."""
+        self.require_current()
         good = set()
         planned = self.planned_case_ids()
         for part in sorted(self.parts.glob("*.parquet")):

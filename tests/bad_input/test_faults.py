@@ -194,8 +194,5 @@ def test_escape_sequences_in_a_failure_are_printed_escaped(tmp_path, normbench_p
     )
     assert proc.returncode == 1, proc.stderr
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
-    assert (
-        "failed: latency hostile:raises tokens=8 d=16: ValueError: \\x1b[2J\\x1b[31mscreen"
-        in proc.stderr
-    )
+    assert "failed: latency hostile:raises tokens=8 d=16: ValueError: \\x1b[2J\\x1b[31mscreen" in proc.stderr
     assert "[/] [bold]markup\\x1b]0;title\\x07" in proc.stderr

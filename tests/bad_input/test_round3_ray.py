@@ -134,7 +134,7 @@ def _cases(tmp_path, device="cpu"):
     from normbench.suite.load import parse_suite
 
     text = tiny_latency_suite(
-        norms='["layernorm:module"]', sweep=f'tokens = [8]\nhidden = [16]\ndevice = ["{device}"]'
+        norms='["layernorm:module"]', sweep=f'tokens = [8]\nd = [16]\ndevice = ["{device}"]'
     )
     return expand(parse_suite(text, str(tmp_path / "s.toml")))
 
