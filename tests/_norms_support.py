@@ -73,7 +73,7 @@ def training_run(
 
 
 def block_case(block, time, over, linear, d=64, tokens=1024):
-    params = {**BLOCK_SHAPE, "tokens": tokens, "block": block, "d": hidden}
+    params = {**BLOCK_SHAPE, "tokens": tokens, "block": block, "d": d}
     base = _case("block", None, params)
     rows = [
         {"metric": "time_median", "value": time},
