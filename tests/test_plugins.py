@@ -35,7 +35,7 @@ min_sample_s = 0.0001
 kind = "outstats"
 norms = ["scalenorm", "layernorm", "rmsnorm"]
 [bench.sweep]
-d = [32, 256]
+hidden = [32, 256]
 """
 
 
