@@ -22,7 +22,7 @@ def load(runs="latest", results=None):
         >>> import normbench
         >>> df = normbench.load("latest")
         >>> ok = df[(df.bench == "latency") & (df.metric == "time_median") & (df.status == "ok")]
-        >>> ok.groupby(["norm", "impl", "hidden"])["value"].min()
+        >>> ok.groupby(["norm", "impl", "d"])["value"].min()
     """
     import os
     from pathlib import Path

@@ -104,7 +104,7 @@ from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
 torch.set_num_threads(1)
 bench = get_bench("latency")
 params = {k: s.default for k, s in bench.params.items() if not s.required}
-params.update(tokens=4096, hidden=1024)
+params.update(tokens=4096, d=1024)
 x = torch.randn(4096, 1024)
 out = {"in_case": [], "alone": [], "timer": []}
 for i in range(3):
@@ -126,7 +126,7 @@ def grid_suite(cases, *, preset: str = "full", name: str = "grid") -> str:
             f'norms = ["{norm}"]',
             "[bench.params]",
             f"tokens = {TOKENS}",
-            f"hidden = {hidden}",
+            f"d = {hidden}",
             f'mode = "{mode}"',
             f'preset = "{preset}"',
             "",
@@ -169,7 +169,7 @@ def read_medians(results: Path) -> dict:
     parts = list(results.glob("*/parts/*.parquet"))
     frame = pd.concat([pd.read_parquet(p) for p in parts])
     rows = frame[frame["metric"] == "time_median"]
-    return {(f"{r.norm}:{r.impl}", int(r.hidden), r.mode): float(r.value) for r in rows.itertuples()}
+    return {(f"{r.norm}:{r.impl}", int(r.d), r.mode): float(r.value) for r in rows.itertuples()}
 
 
 def run_peer(cases, tokens: int = TOKENS, same_state: bool = False) -> tuple[float, list[float]]:
@@ -260,7 +260,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="latency-trust-") as tmp:
         work = Path(tmp)
         # 2. five separate runs of LayerNorm 4096x1024, interleaved with five peer processes
-        one = '[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n[bench.params]\ntokens = 4096\nhidden = 1024\n'
+        one = '[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n[bench.params]\ntokens = 4096\nd = 1024\n'
         ours, peers, same = [], [], []
         for _ in range(args.runs):
             _, med = run_normbench('name = "ln"\nthreads = 1\n' + one, work)

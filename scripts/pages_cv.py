@@ -78,7 +78,7 @@ def suite_text(cases: list[tuple]) -> str:
     lines = ['name = "pages-cv"', "threads = 1", ""]
     for norm, tokens, hidden, dtype, mode in cases:
         lines += ["[[bench]]", 'kind = "latency"', f'norms = ["{norm}"]', "[bench.params]"]
-        lines += [f"tokens = {tokens}", f"hidden = {hidden}", f'dtype = "{dtype}"', f'mode = "{mode}"', ""]
+        lines += [f"tokens = {tokens}", f"d = {hidden}", f'dtype = "{dtype}"', f'mode = "{mode}"', ""]
     return "\n".join(lines)
 
 
@@ -100,7 +100,7 @@ def run_normbench(cases: list[tuple], work: Path, pages: str | None) -> dict:
     out = {}
     for metric, key in (("time_median", None), ("huge_page_share", "share")):
         for r in frame[frame["metric"] == metric].itertuples():
-            case = (f"{r.norm}:{r.impl}", int(r.tokens), int(r.hidden), r.dtype, r.mode)
+            case = (f"{r.norm}:{r.impl}", int(r.tokens), int(r.d), r.dtype, r.mode)
             out[case if key is None else (key, case)] = float(r.value)
     return out
 

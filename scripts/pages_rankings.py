@@ -36,7 +36,7 @@ norms = ["layernorm:module", "rmsnorm:module", "identity"]
 mode = ["fwd", "fwd+bwd"]
 [bench.params]
 tokens = 512
-hidden = 1024
+d = 1024
 preset = "fast"
 """
 

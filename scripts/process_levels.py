@@ -23,7 +23,7 @@ from latency_trust import cv, run_normbench, run_peer
 
 CASE = (
     'name = "levels"\nthreads = 1\n[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n'
-    "[bench.params]\ntokens = 4096\nhidden = 1024\n"
+    "[bench.params]\ntokens = 4096\nd = 1024\n"
 )
 VARIANTS = {  # name -> (extra suite lines, extra environment)
     "default": ("", {}),

@@ -61,7 +61,7 @@ def big_case() -> None:
 
     bench = get_bench("latency")
     p = {k: s.default for k, s in bench.params.items() if not s.required}
-    p.update(tokens=2048, hidden=2048, mode="fwd+bwd", samples=3, copy_probe=False, memory=False)
+    p.update(tokens=2048, d=2048, mode="fwd+bwd", samples=3, copy_probe=False, memory=False)
     run_one(Case("latency", "layernorm", "module", p, 0, "history"), RunContext(threads=1))
 
 

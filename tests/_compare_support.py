@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _stores import create_store
+
 from normbench.core.case import Case, case_id
 from normbench.results.store import RunStore
 
@@ -44,7 +46,7 @@ def store_run(
     and, when `latency` maps impl -> median, latency cases of 12 tight raw samples (timing). `load`: the
     1-minute load average stored with every case; `jitter`: this run's medians move by it (run to run)."""
     manifest = {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": suite}
-    store = RunStore.create(root, {**manifest, **({"overrides": overrides} if overrides else {})})
+    store = create_store(root, {**manifest, **({"overrides": overrides} if overrides else {})})
 
     def write(kind, norm, impl, params, rows):
         if load is not None:
@@ -68,7 +70,7 @@ def store_run(
             [{"metric": "final_loss", "unit": "nats", "value": loss}],
         )
     for k, (impl, median) in enumerate((latency or {}).items()):
-        params = {"tokens": 64, "hidden": 256, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
+        params = {"tokens": 64, "d": 256, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
         shift = 1 + jitter * (1 if k % 2 else -1)  # this run's state moves half the cases up, half down
         rows = [
             {"metric": "time", "unit": "s", "value": median * shift * (1 + (i - 5.5) / 400), "sample": i}

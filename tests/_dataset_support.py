@@ -14,11 +14,11 @@ LATENCY = """
 kind = "latency"
 norms = ["layernorm:module", "rmsnorm:module"]
 [bench.sweep]
-hidden = [16, 32]
+d = [16, 32]
 [bench.params]
 tokens = 8
 samples = 3
-warmup = 0
+warmup_calls = 0
 min_sample_s = 1e-4
 min_run_s = 0
 copy_probe = false
@@ -35,9 +35,9 @@ kind = "block"
 block = ["linear", "layernorm"]
 [bench.params]
 tokens = 8
-hidden = 16
+d = 16
 samples = 3
-warmup = 0
+warmup_calls = 0
 min_sample_s = 1e-4
 
 [[bench]]

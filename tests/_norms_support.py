@@ -46,7 +46,7 @@ def training_run(
         "placement": placement,
         "objective": objective,
         "init": "xavier",
-        "warmup": 0,
+        "warmup_calls": 0,
         "depth": depth,
         "seed": seed,
         "lr": 1e-3,
@@ -72,8 +72,8 @@ def training_run(
     return [{**base, **r} for r in rows]
 
 
-def block_case(block, time, over, linear, hidden=64, tokens=1024):
-    params = {**BLOCK_SHAPE, "tokens": tokens, "block": block, "hidden": hidden}
+def block_case(block, time, over, linear, d=64, tokens=1024):
+    params = {**BLOCK_SHAPE, "tokens": tokens, "block": block, "d": d}
     base = _case("block", None, params)
     rows = [
         {"metric": "time_median", "value": time},

@@ -16,7 +16,7 @@ PLUGINS_DIR = Path(__file__).resolve().parent / "plugins"
 # Latency cases that take milliseconds: what every harness test runs (the numbers are not the point).
 TINY_PARAMS = """[bench.params]
 samples = 3
-warmup = 0
+warmup_calls = 0
 min_sample_s = 1e-4
 min_run_s = 0
 copy_probe = false
@@ -26,7 +26,7 @@ copy_probe = false
 def tiny_latency_suite(
     name: str = "tiny",
     norms: str = '["layernorm", "rmsnorm"]',
-    sweep: str = "tokens = [8]\nhidden = [16]",
+    sweep: str = "tokens = [8]\nd = [16]",
     params: str = TINY_PARAMS,
 ) -> str:
     return (
@@ -109,7 +109,7 @@ def tiny_run(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tiny_run")
     suite = root / "tiny.toml"
-    suite.write_text(tiny_latency_suite(sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite.write_text(tiny_latency_suite(sweep="tokens = [8]\nd = [16, 32]"))
     results = root / "results"
     result = CliRunner().invoke(app, ["run", str(suite), "--quiet", "--results", str(results)])
     assert result.exit_code == 0, result.output

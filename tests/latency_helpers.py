@@ -7,7 +7,7 @@ from normbench.benches import RunContext, get_bench
 from normbench.core.case import Case, case_id
 from normbench.runner import run_one
 
-FAST = {"samples": 3, "warmup": 1, "min_sample_s": 2e-4, "min_run_s": 0.0}
+FAST = {"samples": 3, "warmup_calls": 1, "min_sample_s": 2e-4, "min_run_s": 0.0}
 
 
 def make_case(kind: str, norm: str | None, impl: str | None, **params) -> Case:

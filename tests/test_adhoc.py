@@ -9,22 +9,32 @@ import tomllib
 
 from normbench.suite.adhoc import adhoc_toml
 
-TINY = ["--samples", "3", "--warmup", "0", "--min-sample-s", "1e-4", "--min_run_s=0", "--copy-probe", "false"]
+TINY = [
+    "--samples",
+    "3",
+    "--warmup-calls",
+    "0",
+    "--min-sample-s",
+    "1e-4",
+    "--min_run_s=0",
+    "--copy-probe",
+    "false",
+]
 
 
 def test_flags_become_a_suite_text():
     text, problems = adhoc_toml(
-        "latency", "layernorm,rmsnorm:composite", ["--tokens", "64", "--hidden", "16,32", *TINY]
+        "latency", "layernorm,rmsnorm:composite", ["--tokens", "64", "--d", "16,32", *TINY]
     )
     assert problems == []
     suite = tomllib.loads(text)
     (bench,) = suite["bench"]
     assert bench["kind"] == "latency" and bench["norms"] == ["layernorm", "rmsnorm:composite"]
-    assert bench["sweep"] == {"hidden": [16, 32]}  # a comma list is a sweep
+    assert bench["sweep"] == {"d": [16, 32]}  # a comma list is a sweep
     assert bench["params"] == {
         "tokens": 64,
         "samples": 3,
-        "warmup": 0,
+        "warmup_calls": 0,
         "min_sample_s": 1e-4,
         "min_run_s": 0.0,
         "copy_probe": False,
@@ -33,18 +43,18 @@ def test_flags_become_a_suite_text():
 
 def test_every_problem_at_once_named_by_flag(cli, tmp_path):
     result = cli(
-        "run", "--bench", "latency", "--norms", "layernorm,rmsnrm", "--tokns", "4", "--hidden", "8,x",
+        "run", "--bench", "latency", "--norms", "layernorm,rmsnrm", "--tokns", "4", "--d", "8,x",
         "--dtype", "bf17", "--results", tmp_path,
     )  # fmt: skip
     assert result.exit_code == 2 and result.stdout == ""
     lines = result.stderr.splitlines()
     assert lines[:5] == [
         "<command line>: --tokns: not a parameter of bench kind 'latency' (did you mean '--tokens'?); it takes "
-        "tokens, hidden, dtype, mode, device, cache, cuda_graph, input, eps, samples, warmup, min_sample_s, "
+        "tokens, d, dtype, mode, device, cache, cuda_graph, input, eps, samples, warmup_calls, min_sample_s, "
         "min_run_s, seed, placements, copy_probe, copy_reuse, accuracy_rows, memory, stat, preset",
         "<command line>: --norms: unknown norm 'rmsnrm'; one of batchnorm, dyt, identity, layernorm, powernorm, "
         "rmsnorm (did you mean 'rmsnorm'?)",
-        "<command line>: --hidden: 'x' is not an integer",
+        "<command line>: --d: 'x' is not an integer",
         "<command line>: --dtype: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)",
         "<command line>: --tokens: required for this bench kind",
     ]
@@ -57,9 +67,7 @@ def test_bench_flag_mistakes(cli, tmp_path):
     assert bad_kind.exit_code == 2 and "(did you mean 'latency'?)" in bad_kind.stderr
     norms_alone = cli("run", "--norms", "layernorm", "--results", tmp_path)
     assert norms_alone.exit_code == 2 and "--norms needs --bench KIND" in norms_alone.stderr
-    with_suite = cli(
-        "run", "quick", "--bench", "latency", "--tokens", "8", "--hidden", "8", "--results", tmp_path
-    )
+    with_suite = cli("run", "quick", "--bench", "latency", "--tokens", "8", "--d", "8", "--results", tmp_path)
     assert with_suite.exit_code == 2 and "give no suite file" in with_suite.stderr
     no_bench = cli("run", "quick", "--tokens", "8", "--results", tmp_path)  # only --bench opens the flags
     assert no_bench.exit_code == 2 and "No such option" in no_bench.stderr
@@ -67,7 +75,7 @@ def test_bench_flag_mistakes(cli, tmp_path):
 
 def test_adhoc_run_report_and_compare_against_a_toml_run(cli, tmp_path, tiny_suite, write_suite):
     results = tmp_path / "results"
-    flags = ["--bench", "latency", "--norms", "layernorm:module", "--tokens", "8", "--hidden", "16", *TINY]
+    flags = ["--bench", "latency", "--norms", "layernorm:module", "--tokens", "8", "--d", "16", *TINY]
     adhoc = cli("run", *flags, "--results", results)
     assert adhoc.exit_code == 0, adhoc.output
     assert "latency" in adhoc.stdout and "fastest layernorm:module" in adhoc.stdout  # the summary, at once
@@ -75,7 +83,7 @@ def test_adhoc_run_report_and_compare_against_a_toml_run(cli, tmp_path, tiny_sui
     manifest = json.loads((results / adhoc_id / "manifest.json").read_text())
     assert manifest["suite_source"] == "<command line>" and 'kind = "latency"' in manifest["suite_text"]
 
-    params = "[bench.params]\ntokens = 8\nhidden = 16\nsamples = 3\nwarmup = 0\nmin_sample_s = 1e-4\nmin_run_s = 0\ncopy_probe = false\n"
+    params = "[bench.params]\ntokens = 8\nd = 16\nsamples = 3\nwarmup_calls = 0\nmin_sample_s = 1e-4\nmin_run_s = 0\ncopy_probe = false\n"
     suite = write_suite(tiny_suite(norms='["layernorm:module"]', sweep="", params=params))
     toml = cli("run", suite, "--quiet", "--results", results)
     assert toml.exit_code == 0, toml.output

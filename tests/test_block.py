@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _stores import create_store
 from latency_helpers import per_tensor, run
 
 from normbench.benches import block as block_mod
@@ -16,7 +17,7 @@ def _params(**kw):
     return {
         "block": "batchnorm_folded",
         "tokens": 32,
-        "hidden": 48,
+        "d": 48,
         "dtype": "fp64",
         "device": "cpu",
         "eps": 1e-5,
@@ -37,9 +38,7 @@ def test_fold_is_exact_algebra_in_float64():
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_folded_equals_unfolded_within_dtype_tolerance(dtype):
-    m, _, status, error = run(
-        "block", None, None, block="batchnorm_folded", tokens=128, hidden=256, dtype=dtype
-    )
+    m, _, status, error = run("block", None, None, block="batchnorm_folded", tokens=128, d=256, dtype=dtype)
     assert status == "ok", error
     assert 0 < m["fold_max_diff"] <= m["fold_tolerance"]
 
@@ -56,13 +55,13 @@ def test_wrong_fold_fails_the_case(monkeypatch):
         return lambda x: F.linear(x, w, b)
 
     monkeypatch.setattr(block_mod, "folded_fn", fold_without_mean)
-    _, _, status, error = run("block", None, None, block="batchnorm_folded", tokens=64, hidden=64)
+    _, _, status, error = run("block", None, None, block="batchnorm_folded", tokens=64, d=64)
     assert status == "failed" and "folded block differs" in error
 
 
 @pytest.mark.parametrize("block", BLOCKS)
 def test_every_block_runs_with_error_and_cost_over_linear(block):
-    m, rows, status, error = run("block", None, None, block=block, tokens=64, hidden=64)
+    m, rows, status, error = run("block", None, None, block=block, tokens=64, d=64)
     assert status == "ok", error
     assert 0 <= per_tensor(rows, "err_abs")["y"] < 1e-4  # fp32 against float64
     assert m["time_median"] > 0 and m["linear_time_median"] > 0 and m["peak_mem"] >= 64 * 64 * 4
@@ -73,15 +72,14 @@ def test_every_block_runs_with_error_and_cost_over_linear(block):
 def test_block_report_shows_fold_check(tmp_path):
     from normbench.benches.block import Block
     from normbench.core.tables import ReportOptions
-    from normbench.results.store import RunStore
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite
 
     suite = parse_suite(
         'name = "b"\n[[bench]]\nkind = "block"\n[bench.sweep]\nblock = ["linear", "batchnorm", '
-        '"batchnorm_folded"]\n[bench.params]\ntokens = 32\nhidden = 32\nsamples = 3\nwarmup = 1\n'
+        '"batchnorm_folded"]\n[bench.params]\ntokens = 32\nd = 32\nsamples = 3\nwarmup_calls = 1\n'
     )
-    store = RunStore.create(tmp_path, {"run_id": "r"})
+    store = create_store(tmp_path, {"run_id": "r"})
     for case in expand(suite):
         from normbench.benches import RunContext
         from normbench.runner import run_one

@@ -9,9 +9,9 @@ import re
 
 import jsonschema
 import pytest
+from _stores import create_store
 
 from normbench.core.case import Case
-from normbench.results.store import RunStore
 
 # Bencher's published JSON Schema for BMF (https://bencher.dev/docs/reference/bencher-metric-format/).
 BMF_SCHEMA = {
@@ -55,7 +55,7 @@ GAB_SCHEMA = {
 }
 GAB_RANGE = re.compile(r"(?P<prefix>(\+-|±)\s*)(?P<value>\d.+)")  # src/extractRangeInfo.ts
 
-PARAMS = {"tokens": 8, "hidden": 16, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
+PARAMS = {"tokens": 8, "d": 16, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
 
 
 def _timed(median: float, p20: float, p80: float, iqr: float, n: int = 4) -> list[dict]:
@@ -71,10 +71,10 @@ def stored(tmp_path):
         Case("latency", "layernorm", "module", PARAMS, 0, "c-ln"),
         Case("latency", "rmsnorm", "module", PARAMS, 0, "c-rms"),
         Case("latency", "dyt", "module", PARAMS, 0, "c-bad"),
-        Case("jacobian", "layernorm", "module", {"hidden": 16}, 1, "c-jac"),
+        Case("jacobian", "layernorm", "module", {"d": 16}, 1, "c-jac"),
     ]
     manifest = {"run_id": "run-a", "started": "", "env": {}, "cases": [{"case_id": c.case_id, "label": c.label} for c in cases]}  # fmt: skip
-    store = RunStore.create(tmp_path, manifest)
+    store = create_store(tmp_path, manifest)
     store.write_case(cases[0], _timed(2.5e-6, 2.0e-6, 3.0e-6, 0.5e-6), "ok", None)
     store.write_case(cases[1], _timed(1.25e-5, 1.0e-5, 1.5e-5, 0.25e-5), "ok", None)
     store.write_case(cases[2], [], "failed", "boom")
@@ -131,8 +131,8 @@ def test_a_real_run_exports_every_case_in_both_formats(cli, tiny_run, tmp_path):
 
 def test_nothing_timed_is_one_line_and_exit_2(cli, stored, tmp_path):
     results, _ = stored
-    store = RunStore.create(results, {"run_id": "run-b", "started": "", "env": {}})
-    store.write_case(Case("jacobian", "layernorm", "module", {"hidden": 16}, 0, "j"), [], "ok", None)
+    store = create_store(results, {"run_id": "run-b", "started": "", "env": {}})
+    store.write_case(Case("jacobian", "layernorm", "module", {"d": 16}, 0, "j"), [], "ok", None)
     out = tmp_path / "none.json"
     done = cli("export", "run-b", "-f", "gab", "-o", out, "--results", results)
     assert done.exit_code == 2 and not out.exists()

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # -- run --------------------------------------------------------------------------------------------
 def test_dry_run_prints_the_cases_and_runs_nothing(cli, write_suite, tiny_suite, tmp_path):
-    suite = write_suite(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite = write_suite(tiny_suite(sweep="tokens = [8]\nd = [16, 32]"))
     result = cli("run", suite, "--dry-run", "--results", tmp_path / "results")
     assert result.exit_code == 0, result.output
     cases = expand(load_suite(suite))
@@ -32,7 +32,7 @@ def test_dry_run_prints_the_cases_and_runs_nothing(cli, write_suite, tiny_suite,
 
 
 def test_only_runs_the_matching_cases_and_remembers_the_selection(cli, write_suite, tiny_suite, tmp_path):
-    suite = write_suite(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite = write_suite(tiny_suite(sweep="tokens = [8]\nd = [16, 32]"))
     dry = cli("run", suite, "--dry-run", "--only", "*:composite", "--only", "rmsnorm:module")
     assert dry.exit_code == 0, dry.output
     labels = [line.split("  ", 1)[1] for line in dry.stdout.splitlines()[:-1]]
@@ -71,16 +71,16 @@ def test_run_without_a_suite_says_what_to_give(cli):
 def test_run_without_progress_output_when_quiet_and_one_line_per_case_otherwise(
     cli, write_suite, tiny_suite, tmp_path
 ):
-    suite = write_suite(tiny_suite(norms='["identity"]', sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite = write_suite(tiny_suite(norms='["identity"]', sweep="tokens = [8]\nd = [16, 32]"))
     quiet = cli("run", suite, "--quiet", "--results", tmp_path / "a")
     assert quiet.exit_code == 0 and "[1/2]" not in quiet.stderr
     loud = cli("run", suite, "--results", tmp_path / "b")
     assert loud.exit_code == 0
     # each line: done/total, status, the case's own time, the case; the last adds elapsed and an ETA
     first, last = (re.search(rf"^\[{i}/2\] ok .*$", loud.stderr, re.M)[0] for i in (1, 2))
-    assert re.fullmatch(r"\[1/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 hidden=16", first)
+    assert re.fullmatch(r"\[1/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 d=16", first)
     assert re.fullmatch(
-        r"\[2/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 hidden=32  \(elapsed \d+\.\ds, ETA 0\.0s\)",
+        r"\[2/2\] ok\s+\d+\.\ds  latency identity:copy tokens=8 d=32  \(elapsed \d+\.\ds, ETA 0\.0s\)",
         last,
     )
 
@@ -93,8 +93,8 @@ def test_progress_clock():
 
 # -- validate -----------------------------------------------------------------------------------------
 def test_validate_ok_and_bad_together(cli, write_suite, tiny_suite):
-    good = write_suite(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"), "good.toml")
-    bad = write_suite(tiny_suite().replace("hidden = [16]", "hidden = [-1]"), "bad.toml")
+    good = write_suite(tiny_suite(sweep="tokens = [8]\nd = [16, 32]"), "good.toml")
+    bad = write_suite(tiny_suite().replace("d = [16]", "d = [-1]"), "bad.toml")
     ok = cli("validate", good)
     assert ok.exit_code == 0
     assert ok.stdout == f"{good}: ok — 12 cases (12 latency)\n"
@@ -102,7 +102,7 @@ def test_validate_ok_and_bad_together(cli, write_suite, tiny_suite):
     assert both.exit_code == 2
     assert f"{good}: ok — 12 cases (12 latency)" in both.stdout
     assert both.stderr.splitlines()[:2] == [
-        f"{bad}: bench[0].sweep.hidden[0]: -1 must be >= 1",
+        f"{bad}: bench[0].sweep.d[0]: -1 must be >= 1",
         f"{bad}: 1 problem; nothing was run",
     ]
 
@@ -143,7 +143,7 @@ def test_list_suites_shipped_and_local(cli, monkeypatch, tmp_path, tiny_suite):
     assert result.exit_code == 0
     assert "  quick " in result.stdout and " shipped " in result.stdout and " local " not in result.stdout
     (tmp_path / "suites").mkdir()
-    body = tiny_suite(name="mine", norms='["layernorm:module"]', sweep="tokens = [8]\nhidden = [16, 32]")
+    body = tiny_suite(name="mine", norms='["layernorm:module"]', sweep="tokens = [8]\nd = [16, 32]")
     (tmp_path / "suites" / "mine.toml").write_text(
         body.replace('name = "mine"', 'name = "mine"\ndescription = "My own. More."')
     )
@@ -164,7 +164,7 @@ def test_list_runs(cli, tiny_run):
 def _stored_medians(results, run_id) -> dict[tuple[str, int], float]:
     frame = RunStore.open(results, run_id).read()
     med = frame[frame["metric"] == "time_median"]
-    return {(f"{r.norm}:{r.impl}", int(r.hidden)): r.value for r in med.itertuples()}
+    return {(f"{r.norm}:{r.impl}", int(r.d)): r.value for r in med.itertuples()}
 
 
 def test_report_json_records_are_the_stored_medians(cli, tiny_run):
@@ -175,7 +175,7 @@ def test_report_json_records_are_the_stored_medians(cli, tiny_run):
     assert doc["runs"] == [run_id]
     assert all(w.startswith("busy machine") for w in doc["warnings"])  # complete, one run: nothing else
     medians = _stored_medians(results, run_id)
-    records = {(f"{r['norm']}:{r['impl']}", r["hidden"]): r for r in doc["records"]}
+    records = {(f"{r['norm']}:{r['impl']}", r["d"]): r for r in doc["records"]}
     assert set(records) == set(medians)
     for (column, hidden), median in medians.items():
         r = records[column, hidden]
@@ -227,7 +227,7 @@ def test_report_csv_is_one_numeric_table(cli, tiny_run):
     text = cli("report", run_id, "--format", "csv", "--results", results).stdout
     frame = pd.read_csv(io.StringIO(text))
     assert len(frame) == 12 and frame["case_id"].is_unique
-    for column in ("time_s", "time_median_s", "time_iqr_s", "speedup_vs_baseline", "hidden"):
+    for column in ("time_s", "time_median_s", "time_iqr_s", "speedup_vs_baseline", "d"):
         assert frame[column].dtype.kind in "fi", column
     assert set(frame["norm"] + ":" + frame["impl"]) == set(
         f"{n}:{i}"

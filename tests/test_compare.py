@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _stores import create_store
 from typer.testing import CliRunner
 
 from normbench.cli import app
 from normbench.core.case import Case, case_id
-from normbench.results.store import RunStore
 
 GOLDEN = Path(__file__).parent / "golden" / "compare.txt"
 ENV = {"hostname": "h", "cpu": "cpu", "torch": "2.13.0", "torch_threads": 2, "cpu_count": 2}
-PARAMS = {"tokens": 64, "hidden": 256, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
+PARAMS = {"tokens": 64, "d": 256, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
 
 
 def _store_run(
@@ -31,7 +31,7 @@ def _store_run(
     load: float | None = None,
 ) -> None:
     """A run with one latency case per impl; 12 raw samples tightly spread around the given median."""
-    store = RunStore.create(root, {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": "t"})
+    store = create_store(root, {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": "t"})
     for impl, median in medians.items():
         params = dict(PARAMS)
         case = Case("latency", "layernorm", impl, params, 0, case_id("latency", "layernorm", impl, params))
@@ -127,11 +127,11 @@ description = "compare test"
 kind = "latency"
 norms = ["testslow"]
 [bench.sweep]
-hidden = [64, 128]
+d = [64, 128]
 [bench.params]
 tokens = 16
 samples = 12
-warmup = 1
+warmup_calls = 1
 min_sample_s = 2e-3
 copy_probe = false
 """

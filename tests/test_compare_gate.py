@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from _compare_support import ENV, LATENCY_IMPLS, store_run
+from _stores import create_store
 from typer.testing import CliRunner
 
 from normbench.cli import app
@@ -150,10 +151,9 @@ def test_runs_without_cpu_flags_fall_back_to_the_cpu_model(tmp_path):
 def test_two_runs_with_nothing_in_common_are_bad_input(tmp_path):
     store_run(tmp_path, "base")
     from normbench.core.case import Case, case_id
-    from normbench.results.store import RunStore
 
-    other = RunStore.create(tmp_path, {"run_id": "new", "started": "new", "env": ENV, "suite": "other"})
-    params = {"block": "linear", "tokens": 8, "hidden": 8}
+    other = create_store(tmp_path, {"run_id": "new", "started": "new", "env": ENV, "suite": "other"})
+    params = {"block": "linear", "tokens": 8, "d": 8}
     other.write_case(
         Case("block", None, None, params, 0, case_id("block", None, None, params)), [], "ok", None
     )

@@ -8,11 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _stores import create_store
 from typer.testing import CliRunner
 
 from normbench.cli import app
 from normbench.data import CorpusError, corpus, data_identity, load_data, textgen
-from normbench.results.store import RunStore
 from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
 
@@ -72,9 +72,7 @@ def test_data_hash_is_part_of_the_case_identity(tmp_path):
 
 def _stability_run(root: Path, run_id: str, sha: str) -> None:
     """Three seeds of one stability configuration with fixed final losses, trained on text `sha`."""
-    store = RunStore.create(
-        root, {"run_id": run_id, "started": run_id, "env": {"python": "3.11"}, "suite": "t"}
-    )
+    store = create_store(root, {"run_id": run_id, "started": run_id, "env": {"python": "3.11"}, "suite": "t"})
     text = (
         'name = "t"\n[[bench]]\nkind = "stability"\nnorms = ["layernorm"]\n[bench.sweep]\nseed = [0, 1, 2]\n'
     )

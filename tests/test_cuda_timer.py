@@ -71,7 +71,7 @@ def test_latency_bench_on_cuda(mode, cache):
         "layernorm",
         "module",
         tokens=1024,
-        hidden=1024,
+        d=1024,
         device="cuda",
         dtype="bf16",
         mode=mode,
@@ -84,7 +84,7 @@ def test_latency_bench_on_cuda(mode, cache):
 
 def test_identity_peak_memory_is_exactly_the_output():
     m, _, status, error = run(
-        "latency", "identity", "copy", tokens=1024, hidden=1024, device="cuda", copy_probe=False
+        "latency", "identity", "copy", tokens=1024, d=1024, device="cuda", copy_probe=False
     )
     assert status == "ok", error
     assert m["peak_mem"] == 1024 * 1024 * 4
@@ -96,7 +96,7 @@ def test_graph_mode_bench_case():
         "rmsnorm",
         "functional",
         tokens=4096,
-        hidden=4096,
+        d=4096,
         device="cuda",
         dtype="bf16",
         cache="cold",

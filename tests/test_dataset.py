@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -49,7 +48,7 @@ def test_every_part_has_the_declared_columns_and_types(runs):
         assert [(f.name, str(f.type)) for f in schema] == [
             (n, {"float64": "double", "bool": "bool"}.get(t, t)) for n, t in columns.items()
         ], part.name
-    for name, kind in (("hidden", "int64"), ("layer", "int64"), ("copy_probe", "bool"), ("eps", "float64")):
+    for name, kind in (("d", "int64"), ("layer", "int64"), ("copy_probe", "bool"), ("eps", "float64")):
         assert columns[name] == kind
 
 
@@ -69,18 +68,18 @@ def test_four_readers_need_no_options(runs):
     assert n == table.num_rows == rel.shape[0] == polars_frame.height > 100
     assert list(frame.columns) == table.column_names == rel.columns == polars_frame.columns == names
     # the declared types, in each tool's words (pandas: nullable Int64/boolean where another kind is null)
-    assert (str(frame["hidden"].dtype), str(frame["copy_probe"].dtype), str(frame["eps"].dtype)) == (
+    assert (str(frame["d"].dtype), str(frame["copy_probe"].dtype), str(frame["eps"].dtype)) == (
         "Int64",
         "boolean",
         "float64",
     )
-    assert (table.schema.field("hidden").type, table.schema.field("layer").type) == (pa.int64(), pa.int64())
+    assert (table.schema.field("d").type, table.schema.field("layer").type) == (pa.int64(), pa.int64())
     types = dict(zip(rel.columns, map(str, rel.dtypes), strict=True))
-    assert (types["hidden"], types["copy_probe"], types["dtype"]) == ("BIGINT", "BOOLEAN", "VARCHAR")
-    assert (polars_frame["hidden"].dtype, polars_frame["layer"].dtype) == (pl.Int64, pl.Int64)
+    assert (types["d"], types["copy_probe"], types["dtype"]) == ("BIGINT", "BOOLEAN", "VARCHAR")
+    assert (polars_frame["d"].dtype, polars_frame["layer"].dtype) == (pl.Int64, pl.Int64)
     # a filter on a parameter only one bench kind has works and agrees across tools
-    wide = duckdb.sql(f"select count(*) from '{parts}/*.parquet' where hidden = 32").fetchall()[0][0]
-    assert wide == (frame["hidden"] == 32).sum() == polars_frame.filter(pl.col("hidden") == 32).height > 0
+    wide = duckdb.sql(f"select count(*) from '{parts}/*.parquet' where d = 32").fetchall()[0][0]
+    assert wide == (frame["d"] == 32).sum() == polars_frame.filter(pl.col("d") == 32).height > 0
 
 
 def test_load_is_the_store_read_with_integers_kept(runs, monkeypatch):
@@ -88,12 +87,12 @@ def test_load_is_the_store_read_with_integers_kept(runs, monkeypatch):
 
     results, mixed, latency = runs
     frame = normbench.load(mixed, results=results)
-    assert str(frame["hidden"].dtype) == "Int64" and str(frame["sample"].dtype) == "Int64"
+    assert str(frame["d"].dtype) == "Int64" and str(frame["sample"].dtype) == "Int64"
     pd.testing.assert_frame_equal(frame, RunStore.open(results, mixed).read())
     monkeypatch.setenv("NORMBENCH_RESULTS", str(results))
     both = normbench.load([mixed, latency])
     assert len(both) == len(frame) + len(RunStore.open(results, latency).read())
-    assert list(both["run_id"].unique()) == [mixed, latency] and str(both["hidden"].dtype) == "Int64"
+    assert list(both["run_id"].unique()) == [mixed, latency] and str(both["d"].dtype) == "Int64"
 
 
 def test_runs_of_different_suites_combine_by_name(runs):
@@ -107,50 +106,17 @@ def test_runs_of_different_suites_combine_by_name(runs):
     both = duckdb.sql(f"select * from read_parquet({globs}, union_by_name = true)")
     combined = pl.concat([pl.read_parquet(g) for g in globs], how="diagonal_relaxed")
     assert both.shape == combined.shape and both.shape[1] == len(_expected_columns())
-    assert combined["hidden"].dtype == pl.Int64
-
-
-def test_version_1_runs_are_upgraded_on_read(tmp_path):
-    """A v1 run: no declared columns, each part only its own rows' columns (int params float after concat)."""
-    run = tmp_path / "old"
-    (run / "parts").mkdir(parents=True)
-    cases = [{"case_id": c, "label": c} for c in "ab"]  # parts are read only for cases the run plans
-    manifest = {"schema_version": 1, "run_id": "old", "started": "2026-01-01", "cases": cases}
-    (run / "manifest.json").write_text(json.dumps(manifest))
-    parts = {
-        "a": [
-            {
-                "run_id": "old",
-                "case_id": "a",
-                "bench": "latency",
-                "metric": "time",
-                "value": 1.0,
-                "hidden": 64,
-            }
-        ],
-        "b": [{"run_id": "old", "case_id": "b", "bench": "init", "metric": "x", "value": 2.0, "layer": 3}],
-    }
-    for name, rows in parts.items():
-        table = pa.Table.from_pylist(rows).replace_schema_metadata({"normbench_schema_version": "1"})
-        pq.write_table(table, run / "parts" / f"{name}.parquet")
-    frame = RunStore.open(tmp_path, "old").read()
-    assert list(frame.columns[: len(FIXED_COLUMNS)]) == FIXED_COLUMNS
-    assert str(frame["hidden"].dtype) == "Int64" and str(frame["layer"].dtype) == "Int64"
-    assert frame.set_index("case_id").loc["a", "hidden"] == 64 and pd.isna(
-        frame.set_index("case_id").loc["b", "hidden"]
-    )
+    assert combined["d"].dtype == pl.Int64
 
 
 def test_rows_that_do_not_fit_the_schema_are_named():
     columns = declare_columns([get_bench("latency")])
-    rows = [{"metric": "m", "value": 1.0, "tensor": "y", "hidden": "wide", "colour": "red"}]
+    rows = [{"metric": "m", "value": 1.0, "tensor": "y", "d": "wide", "colour": "red"}]
     kept, problem = check_rows(rows, columns)
-    assert (
-        problem == "undeclared label column(s) colour (add them to the bench's `labels`); hidden is not int64"
-    )
+    assert problem == "undeclared label column(s) colour (add them to the bench's `labels`); d is not int64"
     assert kept == [{"metric": "m", "value": 1.0, "tensor": "y"}]
-    assert check_rows([{"metric": "m", "value": 2, "hidden": 8, "eps": 1}], columns) == (
-        [{"metric": "m", "value": 2, "hidden": 8, "eps": 1}],
+    assert check_rows([{"metric": "m", "value": 2, "d": 8, "eps": 1}], columns) == (
+        [{"metric": "m", "value": 2, "d": 8, "eps": 1}],
         None,
     )
 
@@ -168,11 +134,7 @@ def test_export_writes_numbers_as_numbers(runs, tmp_path, fmt):
         "jsonl": lambda: pd.read_json(out, lines=True),
     }[fmt]()
     assert got.shape == expected.shape and list(got.columns) == list(expected.columns)
-    assert (
-        got["value"].dtype == "float64"
-        and got["hidden"].dtype.kind in "if"
-        or str(got["hidden"].dtype) == "Int64"
-    )
+    assert got["value"].dtype == "float64" and got["d"].dtype.kind in "if" or str(got["d"].dtype) == "Int64"
     assert got["value"].tolist() == pytest.approx(expected["value"].tolist(), nan_ok=True, rel=1e-15)
 
 
@@ -203,4 +165,4 @@ def test_a_slice_of_the_suite_declares_the_whole_suites_columns(tmp_path):
     (run,) = (tmp_path / "r").iterdir()
     (part,) = (run / "parts").glob("*.parquet")
     assert pq.read_schema(part).names == list(declare_columns([get_bench("latency"), get_bench("jacobian")]))
-    assert "hidden" in pq.read_schema(part).names  # a latency parameter, null in the jacobian case's rows
+    assert "d" in pq.read_schema(part).names  # a latency parameter, null in the jacobian case's rows

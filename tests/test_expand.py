@@ -17,7 +17,7 @@ kind = "latency"
 norms = ["layernorm", "rmsnorm:composite"]
 [bench.sweep]
 tokens = [8, 64]
-hidden = [16, 32, 48]
+d = [16, 32, 48]
 mode = ["fwd", "fwd+bwd"]
 [bench.params]
 samples = 3
@@ -31,7 +31,7 @@ params.eps = 0.00001
 params.dtype = "fp32"
 sweep.samples = [3]
 sweep.mode = ["fwd", "fwd+bwd"]
-sweep.hidden = [16, 32, 48]
+sweep.d = [16, 32, 48]
 sweep.tokens = [8, 64]
 norms = ["layernorm", "rmsnorm:composite"]
 kind = "latency"
@@ -49,7 +49,7 @@ def test_expansion_is_norm_impls_times_the_cartesian_product():
     ]
     assert len(cases) == len(pairs) * 2 * 3 * 2
     assert [(c.norm, c.impl) for c in cases[::12]] == pairs
-    grid = [(c.norm, c.impl, c.params["tokens"], c.params["hidden"], c.params["mode"]) for c in cases]
+    grid = [(c.norm, c.impl, c.params["tokens"], c.params["d"], c.params["mode"]) for c in cases]
     assert grid == [
         (n, i, *rest)
         for n, i in pairs
@@ -112,7 +112,7 @@ def test_only_selects_by_substring_and_glob_anywhere_in_the_label():
     assert select(cases, ["rmsnorm:composite"]) == [c for c in composite if c.norm == "rmsnorm"]
     assert select(cases, ["*:composite"]) == composite
     assert select(cases, ["layernorm:*"]) == [c for c in cases if c.norm == "layernorm"]
-    assert select(cases, ["hidden=48"]) == [c for c in cases if c.params["hidden"] == 48]
+    assert select(cases, ["d=48"]) == [c for c in cases if c.params["d"] == 48]
     assert select(cases, ["mode=fwd+bwd", "tokens=64 "]) == [
         c for c in cases if c.params["mode"] == "fwd+bwd" or c.params["tokens"] == 64
     ]
@@ -121,6 +121,6 @@ def test_only_selects_by_substring_and_glob_anywhere_in_the_label():
 
 def test_only_and_shard_compose_into_a_partition_of_the_selection():
     cases = cases_of(SUITE)
-    chosen = select(cases, ["hidden=32"])
-    parts = [select(cases, ["hidden=32"], (i, 4)) for i in range(1, 5)]
+    chosen = select(cases, ["d=32"])
+    parts = [select(cases, ["d=32"], (i, 4)) for i in range(1, 5)]
     assert sorted(c.case_id for p in parts for c in p) == sorted(c.case_id for c in chosen)

@@ -9,8 +9,8 @@ from normbench.core.case import case_id
 from normbench.suite.expand import expand
 from normbench.suite.load import load_suite
 
-BASE = 'name = "base"\n[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.sweep]\ntokens = [8, 16]\nhidden = [16]\n'
-TOP = 'name = "top"\ninclude = ["base.toml"]\n[[bench]]\nkind = "latency"\nnorms = ["rmsnorm:module"]\n[bench.sweep]\ntokens = [8]\nhidden = [16, 32, 64]\n'
+BASE = 'name = "base"\n[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.sweep]\ntokens = [8, 16]\nd = [16]\n'
+TOP = 'name = "top"\ninclude = ["base.toml"]\n[[bench]]\nkind = "latency"\nnorms = ["rmsnorm:module"]\n[bench.sweep]\ntokens = [8]\nd = [16, 32, 64]\n'
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def test_loading_and_expanding_a_suite_with_an_include_expands_each_case_once(to
     assert len(identity_calls) == 5  # 2 included cases + 3 of its own, each expanded once
     cases = expand(suite)
     assert expand(suite) == cases and len(identity_calls) == 5  # expand() reuses them
-    assert [(c.norm, c.params["tokens"], c.params["hidden"]) for c in cases] == [
+    assert [(c.norm, c.params["tokens"], c.params["d"]) for c in cases] == [
         ("identity", 8, 16),
         ("identity", 16, 16),
         ("rmsnorm", 8, 16),

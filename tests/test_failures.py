@@ -6,8 +6,8 @@ import pytest
 
 from normbench.results.store import RunStore
 
-TINY = "samples = 3\nwarmup = 0\nmin_sample_s = 1e-4\nmin_run_s = 0\ncopy_probe = false\n"
-CUDA_CASE = f'[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.params]\ntokens = 8\nhidden = 16\ndevice = "cuda"\n{TINY}'
+TINY = "samples = 3\nwarmup_calls = 0\nmin_sample_s = 1e-4\nmin_run_s = 0\ncopy_probe = false\n"
+CUDA_CASE = f'[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.params]\ntokens = 8\nd = 16\ndevice = "cuda"\n{TINY}'
 
 
 def _no_cuda() -> bool:
@@ -33,7 +33,7 @@ def test_raising_and_nan_impls_are_stored_failed_and_the_run_goes_on(tmp_path, n
     """Test-only norms come in through NORMBENCH_PLUGINS, in a real process as a user's plugin would."""
     (tmp_path / "fail.toml").write_text(
         'name = "failures"\n[[bench]]\nkind = "latency"\nnorms = ["broken", "identity"]\n'
-        f"[bench.sweep]\ntokens = [8]\nhidden = [16]\n[bench.params]\n{TINY}" + CUDA_CASE
+        f"[bench.sweep]\ntokens = [8]\nd = [16]\n[bench.params]\n{TINY}" + CUDA_CASE
     )
     proc = normbench_proc(
         "run",
@@ -48,8 +48,8 @@ def test_raising_and_nan_impls_are_stored_failed_and_the_run_goes_on(tmp_path, n
     assert "2 failed, 1 ok, 1 skipped" in proc.stderr
     raised = "ValueError: deliberately broken kernel for the failure-row test"
     nan = "FloatingPointError: non-finite values (NaN/inf) in the output before timing"
-    assert f"  failed: latency broken:raises tokens=8 hidden=16: {raised}" in proc.stderr.splitlines()
-    assert f"  failed: latency broken:nan tokens=8 hidden=16: {nan}" in proc.stderr.splitlines()
+    assert f"  failed: latency broken:raises tokens=8 d=16: {raised}" in proc.stderr.splitlines()
+    assert f"  failed: latency broken:nan tokens=8 d=16: {nan}" in proc.stderr.splitlines()
 
     results = tmp_path / "results"
     assert statuses(results) == {
@@ -74,7 +74,7 @@ def test_raising_and_nan_impls_are_stored_failed_and_the_run_goes_on(tmp_path, n
 @needs_no_cuda
 def test_skipped_cases_alone_do_not_fail_the_run(tmp_path, cli):
     (tmp_path / "skip.toml").write_text(
-        f'name = "skips"\n[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.sweep]\ntokens = [8]\nhidden = [16]\n'
+        f'name = "skips"\n[[bench]]\nkind = "latency"\nnorms = ["identity"]\n[bench.sweep]\ntokens = [8]\nd = [16]\n'
         f"[bench.params]\n{TINY}" + CUDA_CASE
     )
     result = cli("run", tmp_path / "skip.toml", "--quiet", "--results", tmp_path / "results")

@@ -18,13 +18,11 @@ kind = "latency"
 norms = ["identity"]
 [bench.params]
 tokens = 8
-hidden = 16
+d = 16
 """
 
 
-def _write(
-    tmp_path, base=BASE, top_bench='norms = ["layernorm:module"]\n[bench.params]\ntokens = 8\nhidden = 32'
-):
+def _write(tmp_path, base=BASE, top_bench='norms = ["layernorm:module"]\n[bench.params]\ntokens = 8\nd = 32'):
     (tmp_path / "base.toml").write_text(base)
     top = tmp_path / "top.toml"
     top.write_text(f'name = "top"\ninclude = ["base.toml"]\n[[bench]]\nkind = "latency"\n{top_bench}\n')
@@ -40,14 +38,14 @@ def test_included_benches_and_claims_come_first(tmp_path):
 
 
 def test_problem_in_included_file_names_that_file(tmp_path):
-    top = _write(tmp_path, base=BASE.replace("hidden = 16", "hidden = 0"))
+    top = _write(tmp_path, base=BASE.replace("d = 16", "d = 0"))
     with pytest.raises(SuiteError) as err:
         load_suite(top)
-    assert str(err.value) == f"{tmp_path / 'base.toml'}: bench[0].params.hidden: 0 must be >= 1"
+    assert str(err.value) == f"{tmp_path / 'base.toml'}: bench[0].params.d: 0 must be >= 1"
 
 
 def test_repeating_an_included_case_is_refused(tmp_path):
-    top = _write(tmp_path, top_bench='norms = ["identity"]\n[bench.params]\ntokens = 8\nhidden = 16')
+    top = _write(tmp_path, top_bench='norms = ["identity"]\n[bench.params]\ntokens = 8\nd = 16')
     with pytest.raises(SuiteError, match="repeats cases of an included suite"):
         load_suite(top)
 

@@ -28,25 +28,23 @@ def broken_norm():
 
 
 def test_wrong_variance_is_flagged_by_the_ratio(broken_norm):
-    m, rows, status, error = run("latency", broken_norm, "unbiased", tokens=64, hidden=128, mode="fwd")
+    m, rows, status, error = run("latency", broken_norm, "unbiased", tokens=64, d=128, mode="fwd")
     assert status == "ok", error
     ratio = per_tensor(rows, "err_ratio")["y"]
     assert ratio > 2 and m["accuracy_suspect"] == 1.0
     # the same norm's correct implementation, on the same input, is not suspect
-    m_ok, _, _, _ = run("latency", broken_norm, "functional", tokens=64, hidden=128, mode="fwd")
+    m_ok, _, _, _ = run("latency", broken_norm, "functional", tokens=64, d=128, mode="fwd")
     assert m_ok["accuracy_suspect"] == 0.0 and m_ok["err_ratio_max"] <= 2
 
 
 def test_output_that_changes_during_timing_fails_the_case(broken_norm):
     # 20 samples: the timing loop makes more than the 10 calls the implementation gets right
-    _, _, status, error = run(
-        "latency", broken_norm, "drifting", tokens=32, hidden=64, mode="fwd", samples=20
-    )
+    _, _, status, error = run("latency", broken_norm, "drifting", tokens=32, d=64, mode="fwd", samples=20)
     assert status == "failed" and "after the timing loop" in error
 
 
 def test_eager_implementation_has_ratio_one_and_every_gradient_is_compared():
-    m, rows, status, error = run("latency", "layernorm", "module", tokens=64, hidden=96, mode="fwd+bwd")
+    m, rows, status, error = run("latency", "layernorm", "module", tokens=64, d=96, mode="fwd+bwd")
     assert status == "ok", error
     ratios = per_tensor(rows, "err_ratio")
     assert set(ratios) == {"y", "dx", "dweight", "dbias"}
@@ -60,14 +58,14 @@ def test_eager_implementation_has_ratio_one_and_every_gradient_is_compared():
 )
 @pytest.mark.parametrize("dist", ["shifted", "lowvar"])
 def test_hard_inputs_give_finite_small_errors(norm, impl, dist):
-    m, rows, status, error = run("latency", norm, impl, tokens=64, hidden=64, mode="fwd+bwd", input=dist)
+    m, rows, status, error = run("latency", norm, impl, tokens=64, d=64, mode="fwd+bwd", input=dist)
     assert status == "ok", error
     errs = per_tensor(rows, "err_abs")
     assert errs and all(0 <= e < 1e-2 for e in errs.values())
 
 
 def test_bf16_errors_are_bf16_sized_and_compared_with_bf16_eager():
-    _, rows, status, error = run("latency", "rmsnorm", "functional", tokens=64, hidden=256, dtype="bf16")
+    _, rows, status, error = run("latency", "rmsnorm", "functional", tokens=64, d=256, dtype="bf16")
     assert status == "ok", error
     y_err, eager = per_tensor(rows, "err_abs")["y"], per_tensor(rows, "eager_err_abs")["y"]
     assert 1e-4 < y_err < 0.1 and 1e-4 < eager < 0.1
@@ -79,8 +77,8 @@ def test_plugin_norm_is_flagged_in_the_report(tmp_path):
     suite = tmp_path / "broken.toml"
     suite.write_text(
         'name = "broken"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm_broken:unbiased", '
-        '"layernorm_broken:module"]\n[bench.sweep]\ntokens = [32]\nhidden = [64]\n'
-        "[bench.params]\nsamples = 3\nwarmup = 1\nmemory = false\n"
+        '"layernorm_broken:module"]\n[bench.sweep]\ntokens = [32]\nd = [64]\n'
+        "[bench.params]\nsamples = 3\nwarmup_calls = 1\nmemory = false\n"
     )
     env = {
         **os.environ,

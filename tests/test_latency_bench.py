@@ -24,7 +24,7 @@ NORMS = [
 @pytest.mark.parametrize("norm, impl", NORMS)
 @pytest.mark.parametrize("mode", ["fwd", "fwd+bwd"])
 def test_case_reports_time_bandwidth_accuracy_memory(norm, impl, mode):
-    m, _, status, error = run("latency", norm, impl, tokens=64, hidden=128, mode=mode)
+    m, _, status, error = run("latency", norm, impl, tokens=64, d=128, mode=mode)
     assert status == "ok", error
     for metric in (
         "time_median",
@@ -41,13 +41,13 @@ def test_case_reports_time_bandwidth_accuracy_memory(norm, impl, mode):
 
 
 def test_cold_cache_case_times_one_call_per_sample():
-    m, rows, status, error = run("latency", "rmsnorm", "module", tokens=64, hidden=128, cache="cold")
+    m, rows, status, error = run("latency", "rmsnorm", "module", tokens=64, d=128, cache="cold")
     assert status == "ok", error
     assert m["inner_loops"] == 1.0 and rows[0]["timer"].endswith("llc-flush")
 
 
 def test_cpu_peak_memory_of_a_copy_is_its_output():
-    m, _, status, error = run("latency", "identity", "copy", tokens=256, hidden=256, copy_probe=False)
+    m, _, status, error = run("latency", "identity", "copy", tokens=256, d=256, copy_probe=False)
     assert status == "ok", error
     assert m["peak_mem"] == 256 * 256 * 4
 
@@ -57,18 +57,18 @@ def test_compiled_variant_matches_eager_and_keeps_compile_time_apart():
     """torch.compile on the CPU (Inductor's C++ backend): the first call compiles (compile_s), the timed
     calls do not, and the compiled kernel is as accurate as eager. Slow the first time (~20 s: Inductor
     and gcc), seconds once Inductor's on-disk cache is warm."""
-    m, rows, status, error = run("latency", "rmsnorm", "compiled", tokens=64, hidden=128, mode="fwd")
+    m, rows, status, error = run("latency", "rmsnorm", "compiled", tokens=64, d=128, mode="fwd")
     assert status == "ok", error
     assert m["compile_s"] == m["first_call_s"] and m["compile_s"] > 10 * m["time_median"]
     assert m["accuracy_suspect"] == 0.0
     # the same shape again reuses the graph: nothing new compiled
-    again = run("latency", "rmsnorm", "compiled", tokens=64, hidden=128, mode="fwd", seed=1)[0]
+    again = run("latency", "rmsnorm", "compiled", tokens=64, d=128, mode="fwd", seed=1)[0]
     assert m["compile_graphs"] >= 1 and again["compile_graphs"] == 0
 
 
 @pytest.mark.parametrize("impl", ["apex", "liger"])
 def test_third_party_kernels_are_unavailable_with_the_import_error(impl):
-    _, _, status, error = run("latency", "rmsnorm", impl, tokens=8, hidden=8)
+    _, _, status, error = run("latency", "rmsnorm", impl, tokens=8, d=8)
     module = {"apex": "apex", "liger": "liger_kernel"}[impl]
     try:
         __import__(module)
@@ -80,12 +80,12 @@ def test_third_party_kernels_are_unavailable_with_the_import_error(impl):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="tests the machine without CUDA")
 def test_cuda_case_is_skipped_without_a_gpu():
-    _, _, status, error = run("latency", "layernorm", "module", tokens=8, hidden=8, device="cuda")
+    _, _, status, error = run("latency", "layernorm", "module", tokens=8, d=8, device="cuda")
     assert status == "skipped" and "CUDA is not available" in error
 
 
 def _suite(params: str) -> str:
-    return f'name = "t"\n[[bench]]\nkind = "latency"\nnorms = ["dyt"]\n[bench.params]\ntokens = 8\nhidden = 8\n{params}\n'
+    return f'name = "t"\n[[bench]]\nkind = "latency"\nnorms = ["dyt"]\n[bench.params]\ntokens = 8\nd = 8\n{params}\n'
 
 
 def test_cuda_graph_on_cpu_is_a_validation_error():
@@ -108,7 +108,7 @@ def test_report_marks_bandwidth_above_the_copy_as_implausible():
     from normbench.benches.latency import Latency
     from normbench.core.tables import ReportOptions
 
-    case = make_case("latency", "layernorm", "module", tokens=8, hidden=8)
+    case = make_case("latency", "layernorm", "module", tokens=8, d=8)
     rows = [
         {"metric": "time_median", "value": 1e-6},
         {"metric": "time_iqr", "value": 0.0},
@@ -126,7 +126,7 @@ def test_report_times_follow_the_cases_statistic_even_when_it_is_constant():
     from normbench.benches.latency import Latency
     from normbench.core.tables import ReportOptions
 
-    case = make_case("latency", "layernorm", "module", tokens=8, hidden=8, stat="min")
+    case = make_case("latency", "layernorm", "module", tokens=8, d=8, stat="min")
     rows = [
         {"metric": "time_median", "value": 2e-6},
         {"metric": "time_min", "value": 1e-6},

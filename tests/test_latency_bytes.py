@@ -71,7 +71,7 @@ def test_every_norm_has_a_byte_model_for_both_modes():
 @pytest.mark.parametrize("stat", ["median", "min"])
 def test_bench_gbps_is_bytes_over_the_chosen_statistic(stat):
     m, _, status, error = run(
-        "latency", "rmsnorm", "module", tokens=T, hidden=H, dtype="bf16", mode="fwd+bwd", stat=stat
+        "latency", "rmsnorm", "module", tokens=T, d=H, dtype="bf16", mode="fwd+bwd", stat=stat
     )
     assert status == "ok", error
     assert m["bytes"] == count(TRAFFIC["rmsnorm", "fwd+bwd"])

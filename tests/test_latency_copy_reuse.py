@@ -11,7 +11,7 @@ from normbench.runner import run_one
 
 
 def run_in(ctx, norm, impl, **params):
-    params = {"tokens": 64, "hidden": 128, "accuracy_rows": 0, "memory": False, **params}
+    params = {"tokens": 64, "d": 128, "accuracy_rows": 0, "memory": False, **params}
     case = make_case("latency", norm, impl, **params)
     rows, status, error = run_one(case, ctx)
     assert status == "ok", error
@@ -34,7 +34,7 @@ def test_second_case_of_a_shape_reuses_the_first_cases_probe():
 def test_another_mode_or_shape_or_reuse_off_times_the_probe_again():
     ctx = RunContext(threads=1)
     run_in(ctx, "layernorm", "module")
-    for params in ({"mode": "fwd+bwd"}, {"hidden": 64}, {"cache": "cold"}, {"copy_reuse": False}):
+    for params in ({"mode": "fwd+bwd"}, {"d": 64}, {"cache": "cold"}, {"copy_reuse": False}):
         case, m = run_in(ctx, "rmsnorm", "module", **params)
         assert m["copy_reused"]["value"] == 0.0, params
         assert m["copy_time_median"]["copy_from"] == case.case_id, params
@@ -45,9 +45,7 @@ def test_reused_probe_keeps_the_norms_rounds():
     cases store all 6 samples."""
     ctx = RunContext(threads=1)
     for norm in ("layernorm", "rmsnorm"):
-        case = make_case(
-            "latency", norm, "module", tokens=32, hidden=64, samples=6, accuracy_rows=0, memory=False
-        )
+        case = make_case("latency", norm, "module", tokens=32, d=64, samples=6, accuracy_rows=0, memory=False)
         rows, status, error = run_one(case, ctx)
         assert status == "ok", error
         assert sum(r["metric"] == "time" for r in rows) == 6

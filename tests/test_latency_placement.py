@@ -84,8 +84,8 @@ def test_copies_share_the_upstream_gradient_values_at_other_addresses():
 
 
 def test_a_case_with_three_placements_records_them_and_keeps_them_resident():
-    one, _, status1, _ = run("latency", "layernorm", "module", tokens=64, hidden=128, placements=1)
-    three, _, status3, _ = run("latency", "layernorm", "module", tokens=64, hidden=128, placements=3)
+    one, _, status1, _ = run("latency", "layernorm", "module", tokens=64, d=128, placements=1)
+    three, _, status3, _ = run("latency", "layernorm", "module", tokens=64, d=128, placements=3)
     assert status1 == status3 == "ok"
     assert one["placements"] == 1 and "placement_spread" not in one
     assert three["placements"] == 3 and three["placement_spread"] >= 1.0

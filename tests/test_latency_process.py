@@ -56,7 +56,7 @@ def test_default_malloc_faults_every_call_and_the_timer_counts_it(child_env):
 
 
 def test_a_case_with_megabyte_temporaries_takes_no_faults_under_the_policy():
-    m, _, status, _ = run("latency", "rmsnorm", "module", tokens=512, hidden=1024, preset="fast")
+    m, _, status, _ = run("latency", "rmsnorm", "module", tokens=512, d=1024, preset="fast")
     assert status == "ok" and m["allocator_warm"] == 1 and m["faulted"] == 0
 
 
@@ -90,12 +90,12 @@ def test_interleaved_samples_add_up_to_the_request(samples, rounds):
 
 
 def test_case_with_samples_10_stores_10():
-    _, rows, status, _ = run("latency", "layernorm", "module", tokens=64, hidden=64, samples=10, memory=False)
+    _, rows, status, _ = run("latency", "layernorm", "module", tokens=64, d=64, samples=10, memory=False)
     assert status == "ok" and sum(1 for r in rows if r["metric"] == "time") == 10
 
 
 def test_case_records_faults_policy_and_resident_bytes():
-    m, rows, status, _ = run("latency", "rmsnorm", "module", tokens=64, hidden=128)
+    m, rows, status, _ = run("latency", "rmsnorm", "module", tokens=64, d=128)
     assert status == "ok"
     assert m["faults_per_call"] >= 0 and m["faulted"] in (0.0, 1.0)
     policy = next(r for r in rows if r["metric"] == "allocator_warm")
@@ -117,13 +117,11 @@ def test_warm_case_starts_from_the_flushed_cache_and_counts_the_buffer(monkeypat
 
     buffer = Counting(2**16)
     monkeypatch.setattr(cache, "flush_buffer", lambda device="cpu": buffer)
-    m, _, status, error = run("latency", "rmsnorm", "module", tokens=64, hidden=128, memory=False)
+    m, _, status, error = run("latency", "rmsnorm", "module", tokens=64, d=128, memory=False)
     assert status == "ok", error
     assert m["cache_reset"] == 1.0 and len(flushes) == 1
     assert m["resident_extra_bytes"] >= 2**16 + 64 * 128 * 4
-    m, _, status, error = run(
-        "latency", "rmsnorm", "module", tokens=64, hidden=128, memory=False, cache="cold"
-    )
+    m, _, status, error = run("latency", "rmsnorm", "module", tokens=64, d=128, memory=False, cache="cold")
     assert status == "ok", error
     assert m["cache_reset"] == 0.0 and len(flushes) == 1 + 6  # per cold sample: norm's 3 and probe's 3
 
@@ -142,24 +140,22 @@ def test_reference_is_computed_once_per_key_and_gives_the_same_errors(monkeypatc
     ctx = RunContext(threads=1)
     shared = {}
     for impl in ("functional", "composite", "module"):
-        rows, status, _ = run_one(make_case("latency", "layernorm", impl, tokens=32, hidden=48), ctx)
+        rows, status, _ = run_one(make_case("latency", "layernorm", impl, tokens=32, d=48), ctx)
         assert status == "ok"
         shared[impl] = rows
     assert len(calls) == 1  # one reference for the three implementations
     # each implementation's errors equal those computed without the memo (a fresh context per case)
     for impl in ("functional", "composite", "module"):
-        alone, _, _ = run_one(
-            make_case("latency", "layernorm", impl, tokens=32, hidden=48), RunContext(threads=1)
-        )
+        alone, _, _ = run_one(make_case("latency", "layernorm", impl, tokens=32, d=48), RunContext(threads=1))
         for metric in ("err_abs", "eager_err_abs", "err_ratio"):
             assert per_tensor(shared[impl], metric) == per_tensor(alone, metric)
     # another seed is another key
-    run_one(make_case("latency", "layernorm", "functional", tokens=32, hidden=48, seed=1), ctx)
+    run_one(make_case("latency", "layernorm", "functional", tokens=32, d=48, seed=1), ctx)
     assert len(calls) == 5
 
 
 def test_fast_preset_times_only():
-    m, rows, status, _ = run("latency", "layernorm", "module", tokens=64, hidden=64, preset="fast")
+    m, rows, status, _ = run("latency", "layernorm", "module", tokens=64, d=64, preset="fast")
     assert status == "ok" and "time_median" in m
     metrics = {r["metric"] for r in rows}
     assert not metrics & {"err_abs", "copy_time_median", "copy_fraction", "peak_mem", "recheck_max_change"}
@@ -188,7 +184,7 @@ def test_only_an_unsupported_dtype_or_device_skips(exc, skipped):
         def build(self, *a, **k):
             raise exc
 
-    p = {"hidden": 8, "eps": 1e-5, "device": "cpu", "dtype": "fp16", "seed": 0, "mode": "fwd"}
+    p = {"d": 8, "eps": 1e-5, "device": "cpu", "dtype": "fp16", "seed": 0, "mode": "fwd"}
     x = torch.zeros(2, 8, dtype=torch.float16)
     if skipped:
         with pytest.raises(SkipCase, match="fp16 on cpu"):
@@ -204,7 +200,7 @@ def test_report_labels_the_fast_preset_and_lists_faulted_cases():
     from normbench.benches.latency import Latency
     from normbench.core.tables import ReportOptions
 
-    case = make_case("latency", "rmsnorm", "module", tokens=8, hidden=16, preset="fast")
+    case = make_case("latency", "rmsnorm", "module", tokens=8, d=16, preset="fast")
     base = {
         **case.params,
         "case_id": "c",

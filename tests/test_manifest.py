@@ -22,7 +22,7 @@ def test_a_runs_manifest_round_trips_exactly(tiny_run):
     m = Manifest.read(path)
     assert m.run_id == run_id and m.suite == "tiny" and m.shard is None and m.extra == {}
     assert len(m.cases) == 12 and m.status == "complete" and m.sessions[0]["cases"] == 12
-    assert m.columns["hidden"] == "int64"
+    assert m.columns["d"] == "int64"
     assert m.to_dict() == written and list(m.to_dict()) == list(written)
 
 
@@ -32,7 +32,7 @@ def test_an_old_manifest_reads_and_keeps_what_this_version_does_not_know(tmp_pat
     old = {"schema_version": 1, "run_id": "old-run", "suite": "s", "started": "2026-11-01T00:00:00+00:00"}
     (run / "manifest.json").write_text(json.dumps({**old, "legacy_note": [1, 2]}))
     m = Manifest.read(run / "manifest.json")
-    assert m.columns is None and m.cases is None  # a version-1 run: derived on read by the store
+    assert m.columns is None and m.cases is None  # a version-1 run: `normbench upgrade` declares them
     assert m.extra == {"legacy_note": [1, 2]}
     assert m.to_dict() == {**old, "legacy_note": [1, 2]}
 

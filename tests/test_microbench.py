@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from _stores import create_store
 
 pytestmark = pytest.mark.bench
 
@@ -90,11 +91,10 @@ def test_expand_latency_suite(benchmark):
 
 def test_write_case(benchmark, tmp_path):
     from normbench.core.case import Case
-    from normbench.results.store import RunStore
 
-    store = RunStore.create(tmp_path, {"run_id": "bench", "started": ""})
+    store = create_store(tmp_path, {"run_id": "bench", "started": ""})
     rows = [{"metric": "time", "unit": "s", "value": 1e-6 * i, "sample": i} for i in range(100)]
-    case = Case("latency", "layernorm", "module", {"tokens": 8, "hidden": 8}, 0, "c0")
+    case = Case("latency", "layernorm", "module", {"tokens": 8, "d": 8}, 0, "c0")
     path = benchmark(slowed(store.write_case), case, rows, "ok", None)
     assert path.exists()
 
@@ -102,12 +102,11 @@ def test_write_case(benchmark, tmp_path):
 def test_build_report(benchmark, tmp_path):
     from normbench.analysis.report import build_tables
     from normbench.core.case import Case
-    from normbench.results.store import RunStore
 
-    store = RunStore.create(tmp_path, {"run_id": "bench", "started": "", "env": {}})
+    store = create_store(tmp_path, {"run_id": "bench", "started": "", "env": {}})
     for k, hidden in enumerate([256, 512, 1024, 2048]):
         for impl in ("module", "functional"):
-            params = {"tokens": 64, "hidden": hidden, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
+            params = {"tokens": 64, "d": hidden, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
             rows = [
                 {"metric": "time", "unit": "s", "value": 1e-5 * (1 + i / 10), "sample": i} for i in range(10)
             ]

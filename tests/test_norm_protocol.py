@@ -5,6 +5,7 @@ rows with the latency report saying so."""
 from __future__ import annotations
 
 import pytest
+from _stores import create_store
 from latency_helpers import run
 
 from normbench.norms import registry
@@ -88,21 +89,20 @@ def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp
     from normbench.benches import RunContext
     from normbench.benches.latency import Latency
     from normbench.core.tables import ReportOptions
-    from normbench.results.store import RunStore
     from normbench.runner import run_one
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite
 
     register_norm(_copy_norm("t_noref"))
     registered.append("t_noref")
-    m, rows, status, error = run("latency", "t_noref", "copy", tokens=8, hidden=8)
+    m, rows, status, error = run("latency", "t_noref", "copy", tokens=8, d=8)
     assert status == "ok", error
     assert not [r for r in rows if r["metric"] == "err_abs"]
     suite = parse_suite(
         'name = "n"\n[[bench]]\nkind = "latency"\nnorms = ["t_noref", "rmsnorm"]\n[bench.params]\n'
-        "tokens = 8\nhidden = 8\nsamples = 3\nwarmup = 1\nmin_sample_s = 2e-4\n"
+        "tokens = 8\nd = 8\nsamples = 3\nwarmup_calls = 1\nmin_sample_s = 2e-4\n"
     )
-    store = RunStore.create(tmp_path, {"run_id": "r"})
+    store = create_store(tmp_path, {"run_id": "r"})
     for case in expand(suite):
         store.write_case(case, *run_one(case, RunContext(threads=1)))
     tables = Latency().report(store.read(), ReportOptions(machine="test"))
@@ -130,7 +130,6 @@ def test_a_norm_without_closed_form_is_measured_against_the_bounds(registered, t
     assert sigma == pytest.approx([1.0, 1.0], rel=1e-12)  # y = x: J = I
     assert {r["closed_form_kind"] for r in rows if r["metric"] == "sigma_max"} == {"none"}
     from normbench.benches import RunContext
-    from normbench.results.store import RunStore
     from normbench.runner import run_one
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite
@@ -138,7 +137,7 @@ def test_a_norm_without_closed_form_is_measured_against_the_bounds(registered, t
     suite = parse_suite(
         'name = "j"\n[[bench]]\nkind = "jacobian"\nnorms = ["t_nocf"]\n[bench.params]\nd = 5\n'
     )
-    store = RunStore.create(tmp_path, {"run_id": "r"})
+    store = create_store(tmp_path, {"run_id": "r"})
     for case in expand(suite):
         store.write_case(case, *run_one(case, RunContext(threads=1)))
     frame = store.read()

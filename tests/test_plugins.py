@@ -24,11 +24,11 @@ claims = ["scalenorm_unit_rms"]
 kind = "latency"
 norms = ["scalenorm", "layernorm:module"]
 [bench.sweep]
-hidden = [16]
+d = [16]
 [bench.params]
 tokens = 8
 samples = 3
-warmup = 1
+warmup_calls = 1
 min_sample_s = 0.0001
 
 [[bench]]

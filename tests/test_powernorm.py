@@ -104,7 +104,7 @@ def test_jacobian_closed_form_matches_jacrev():
 
 @pytest.mark.parametrize("impl,mode", [("train", "fwd+bwd"), ("train", "fwd"), ("eval", "fwd+bwd")])
 def test_latency_rows_with_accuracy(impl, mode):
-    m, rows, status, error = run("latency", "powernorm", impl, tokens=64, hidden=32, mode=mode)
+    m, rows, status, error = run("latency", "powernorm", impl, tokens=64, d=32, mode=mode)
     assert status == "ok", error
     assert m["time_median"] > 0 and m["gbps"] > 0
     errs = per_tensor(rows, "err_abs")
@@ -118,7 +118,7 @@ def test_jacobian_and_block_benches_run():
     assert status == "ok", error
     assert max(abs(r["value"]) for r in rows if r["metric"] == "rel_err") < 1e-10
     for block in ("powernorm", "powernorm_folded"):
-        m, rows, status, error = run("block", None, None, block=block, tokens=32, hidden=32)
+        m, rows, status, error = run("block", None, None, block=block, tokens=32, d=32)
         assert status == "ok", error
         assert per_tensor(rows, "err_abs")["y"] < 1e-4
     assert 0 <= m["fold_max_diff"] <= m["fold_tolerance"]

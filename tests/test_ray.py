@@ -54,7 +54,7 @@ threads = 1
 kind = "latency"
 norms = ["layernorm:module", "rmsnorm:module"]
 [bench.sweep]
-hidden = [16, 32, 64]
+d = [16, 32, 64]
 [bench.params]
 tokens = 64
 samples = 5

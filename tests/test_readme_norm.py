@@ -40,7 +40,7 @@ def test_declares_what_it_has(softsign):
 
 
 def test_latency_case_has_accuracy_rows(softsign):
-    m, rows, status, error = run("latency", "softsign", "module", tokens=16, hidden=32, mode="fwd+bwd")
+    m, rows, status, error = run("latency", "softsign", "module", tokens=16, d=32, mode="fwd+bwd")
     assert status == "ok", error
     assert m["time_median"] > 0
     errs = per_tensor(rows, "err_abs")
@@ -59,13 +59,13 @@ def test_block_case_runs_and_validates(softsign):
     from normbench.suite.load import parse_suite
 
     parse_suite(
-        'name = "b"\n[[bench]]\nkind = "block"\n[bench.params]\nblock = "softsign"\ntokens = 8\nhidden = 8\n'
+        'name = "b"\n[[bench]]\nkind = "block"\n[bench.params]\nblock = "softsign"\ntokens = 8\nd = 8\n'
     )
     with pytest.raises(Exception, match="softsign_folded"):
         parse_suite(
             'name = "b"\n[[bench]]\nkind = "block"\n[bench.params]\nblock = "softsign_folded"\ntokens = 8\n'
-            "hidden = 8\n"
+            "d = 8\n"
         )
-    m, rows, status, error = run("block", None, None, block="softsign", tokens=16, hidden=16)
+    m, rows, status, error = run("block", None, None, block="softsign", tokens=16, d=16)
     assert status == "ok", error
     assert per_tensor(rows, "err_abs")["y"] < 1e-5 and m["time_median"] > 0

@@ -9,6 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 from _dataset_support import KINDS
+from _stores import create_store
 from typer.testing import CliRunner
 
 from normbench.cli import app
@@ -110,13 +111,13 @@ def test_swept_latency_parameters_become_row_keys(tmp_path):
     from normbench.analysis.report import build_tables
     from normbench.core.case import Case, case_id
 
-    store = RunStore.create(tmp_path, {"run_id": "r"})
+    store = create_store(tmp_path, {"run_id": "r"})
     for eps in (1e-5, 1e-6):
         for seed in (0, 1):
             for impl, t in (("module", 1e-5), ("functional", 2e-5)):
                 params = {
                     "tokens": 8,
-                    "hidden": 16,
+                    "d": 16,
                     "eps": eps,
                     "seed": seed,
                     "dtype": "fp32",

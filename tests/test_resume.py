@@ -16,7 +16,7 @@ from normbench.suite.expand import expand
 from normbench.suite.load import load_suite
 
 # 24 cases of ~20 ms each: long enough that the interrupt lands mid-run, short enough to finish quickly.
-PARAMS = "[bench.params]\nsamples = 3\nwarmup = 0\nmin_sample_s = 5e-3\ncopy_probe = false\n"
+PARAMS = "[bench.params]\nsamples = 3\nwarmup_calls = 0\nmin_sample_s = 5e-3\ncopy_probe = false\n"
 
 
 def _wait_for_first_part(proc, results, timeout=90.0):
@@ -34,9 +34,7 @@ def _wait_for_first_part(proc, results, timeout=90.0):
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 def test_interrupted_run_resumes_without_running_a_case_twice(tmp_path, tiny_suite, cli, child_env):
     suite = tmp_path / "resume.toml"
-    suite.write_text(
-        tiny_suite(name="resume", sweep="tokens = [8]\nhidden = [16, 32, 64, 128]", params=PARAMS)
-    )
+    suite.write_text(tiny_suite(name="resume", sweep="tokens = [8]\nd = [16, 32, 64, 128]", params=PARAMS))
     all_ids = {c.case_id for c in expand(load_suite(suite))}
     assert len(all_ids) == 24
     results = tmp_path / "results"
@@ -88,7 +86,7 @@ def test_interrupted_run_resumes_without_running_a_case_twice(tmp_path, tiny_sui
 
 def test_resume_keeps_the_runs_shard_and_reruns_only_missing_cases(cli, tmp_path, tiny_suite):
     suite = tmp_path / "shard.toml"
-    suite.write_text(tiny_suite(sweep="tokens = [8]\nhidden = [16, 32]"))
+    suite.write_text(tiny_suite(sweep="tokens = [8]\nd = [16, 32]"))
     results = tmp_path / "results"
     assert cli("run", suite, "--shard", "2/3", "--quiet", "--results", results).exit_code == 0
     (run_dir,) = results.iterdir()

@@ -6,13 +6,14 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from _stores import create_store
 
 from normbench.core.case import Case, case_id
 from normbench.core.errors import NormbenchError
 from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION
 from normbench.results.store import RunStore, latest_run_id, list_run_ids, read_runs
 
-PARAMS = {"tokens": 8, "hidden": 16, "dtype": "fp32", "eps": 1e-5, "copy_probe": False}
+PARAMS = {"tokens": 8, "d": 16, "dtype": "fp32", "eps": 1e-5, "copy_probe": False}
 
 
 def make_case(**changes) -> Case:
@@ -37,13 +38,11 @@ def ok_rows(session: int = 0) -> list[dict]:
 
 @pytest.fixture
 def store(tmp_path):
-    return RunStore.create(
-        tmp_path, {"run_id": "run-a", "started": "2026-01-01T00:00:00+00:00", "suite": "s"}
-    )
+    return create_store(tmp_path, {"run_id": "run-a", "started": "2026-01-01T00:00:00+00:00", "suite": "s"})
 
 
 def test_rows_come_back_identical(store):
-    ok, bad = make_case(), make_case(hidden=32)
+    ok, bad = make_case(), make_case(d=32)
     written = {
         ok.case_id: ok_rows(),
         bad.case_id: [{"metric": "case_wall_s", "unit": "s", "value": 0.25, "session": 1}],
@@ -73,13 +72,13 @@ def test_rows_come_back_identical(store):
 
 def test_column_types_do_not_depend_on_which_cases_failed(store):
     """A failed case's part has no sample index; it must not turn `sample` into Python objects."""
-    store.write_case(make_case(hidden=32), [], "failed", "RuntimeError: out of memory")
+    store.write_case(make_case(d=32), [], "failed", "RuntimeError: out of memory")
     only_failed = store.read()
     store.write_case(make_case(), ok_rows(), "ok", None)
     mixed = store.read()
     for frame in (only_failed, mixed):
         assert str(frame["value"].dtype) == "float64"
-        for name in ("sample", "step", "session", "tokens", "hidden"):  # int64 with nulls stays integer
+        for name in ("sample", "step", "session", "tokens", "d"):  # int64 with nulls stays integer
             assert str(frame[name].dtype) == "Int64", name
         assert str(frame["eps"].dtype) == "float64" and str(frame["copy_probe"].dtype) == "boolean"
     assert list(mixed.dropna(subset=["sample"])["sample"]) == [0, 1, 2]
@@ -87,7 +86,7 @@ def test_column_types_do_not_depend_on_which_cases_failed(store):
 
 
 def test_parts_are_whole_and_named_by_case(store):
-    cases = [make_case(hidden=h) for h in (16, 32, 48)]
+    cases = [make_case(d=h) for h in (16, 32, 48)]
     for c in cases:
         store.write_case(c, ok_rows(), "ok", None)
     assert store.finished_case_ids() == {c.case_id for c in cases}
@@ -98,7 +97,7 @@ def test_parts_are_whole_and_named_by_case(store):
 
 def test_manifest_round_trip_and_latest(tmp_path, store):
     store.update_manifest(status="complete", cases=[{"case_id": make_case().case_id}])
-    later = RunStore.create(tmp_path, {"run_id": "run-b", "started": "2026-01-02T00:00:00+00:00"})
+    later = create_store(tmp_path, {"run_id": "run-b", "started": "2026-01-02T00:00:00+00:00"})
     assert RunStore.open(tmp_path, "run-a").manifest == {**store.manifest, "schema_version": SCHEMA_VERSION}
     assert list_run_ids(tmp_path) == ["run-a", "run-b"]
     assert latest_run_id(tmp_path) == "run-b"

@@ -14,7 +14,7 @@ from normbench.suite.load import load_suite, parse_suite
 SRC = "suites/x.toml"
 NAME = 'name = "x"\n'
 BENCH = '[[bench]]\nkind = "latency"\nnorms = ["layernorm"]\n'
-SHAPE = "[bench.sweep]\ntokens = [8]\nhidden = [16]\n"
+SHAPE = "[bench.sweep]\ntokens = [8]\nd = [16]\n"
 
 
 def problems_of(text: str) -> list[str]:
@@ -90,24 +90,24 @@ MALFORMED = [
     ),
     (
         "sweep value not a list",
-        NAME + BENCH + "[bench.sweep]\ntokens = 8\nhidden = [16]\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = 8\nd = [16]\n",
         lambda: [f"{SRC}: bench[0].sweep.tokens: sweep values must be a non-empty list"],
     ),
     (
         "empty sweep list",
-        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = []\n",
-        lambda: [f"{SRC}: bench[0].sweep.hidden: sweep values must be a non-empty list"],
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nd = []\n",
+        lambda: [f"{SRC}: bench[0].sweep.d: sweep values must be a non-empty list"],
     ),
     (
         "bad choice",
-        NAME + BENCH + SHAPE + BENCH + '[bench.sweep]\ndtype = ["bf17"]\ntokens = [8]\nhidden = [16]\n',
+        NAME + BENCH + SHAPE + BENCH + '[bench.sweep]\ndtype = ["bf17"]\ntokens = [8]\nd = [16]\n',
         lambda: [
             f"{SRC}: bench[1].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)"
         ],
     ),
     (
         "wrong types",
-        NAME + BENCH + '[bench.sweep]\ntokens = ["8"]\nhidden = [16]\n[bench.params]\nsamples = 2.5\n',
+        NAME + BENCH + '[bench.sweep]\ntokens = ["8"]\nd = [16]\n[bench.params]\nsamples = 2.5\n',
         lambda: [
             f"{SRC}: bench[0].sweep.tokens[0]: '8' is not an integer",
             f"{SRC}: bench[0].params.samples: 2.5 is not an integer",
@@ -115,7 +115,7 @@ MALFORMED = [
     ),
     (
         "below minimum",
-        NAME + BENCH + "[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\neps = 0\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = [0]\nd = [16]\n[bench.params]\nsamples = 2\neps = 0\n",
         lambda: [
             f"{SRC}: bench[0].sweep.tokens[0]: 0 must be >= 1",
             f"{SRC}: bench[0].params.samples: 2 must be >= 3",
@@ -124,39 +124,39 @@ MALFORMED = [
     ),
     (
         "param in sweep and params",
-        NAME + BENCH + SHAPE + "[bench.params]\nhidden = 16\n",
-        lambda: [f"{SRC}: bench[0].params.hidden: also given in sweep; give it in one place"],
+        NAME + BENCH + SHAPE + "[bench.params]\nd = 16\n",
+        lambda: [f"{SRC}: bench[0].params.d: also given in sweep; give it in one place"],
     ),
     (
         "list in params",
-        NAME + BENCH + "[bench.sweep]\ntokens = [8]\n[bench.params]\nhidden = [16]\n",
-        lambda: [f"{SRC}: bench[0].params.hidden: params are scalars; put lists under sweep"],
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\n[bench.params]\nd = [16]\n",
+        lambda: [f"{SRC}: bench[0].params.d: params are scalars; put lists under sweep"],
     ),
     (
         "missing required param",
         NAME + BENCH + "[bench.sweep]\ntokens = [8]\n",
-        lambda: [f"{SRC}: bench[0]: missing required parameter 'hidden' (in sweep or params)"],
+        lambda: [f"{SRC}: bench[0]: missing required parameter 'd' (in sweep or params)"],
     ),
     (
         "unknown param",
-        NAME + BENCH + SHAPE.replace("hidden = [16]", "hidden = [16]\nhiden = [3]"),
+        NAME + BENCH + SHAPE.replace("d = [16]", "d = [16]\ndtpye = [3]"),
         lambda: [
-            f"{SRC}: bench[0].sweep.hiden: unknown parameter for this bench kind (did you mean 'hidden'?); "
+            f"{SRC}: bench[0].sweep.dtpye: unknown parameter for this bench kind (did you mean 'dtype'?); "
             f"it takes {', '.join(sorted(all_benches()['latency'].params))}"
         ],
     ),
     (
         "duplicate values",
-        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nhidden = [16, 32, 16]\neps = [1, 1.0]\n",
+        NAME + BENCH + "[bench.sweep]\ntokens = [8]\nd = [16, 32, 16]\neps = [1, 1.0]\n",
         lambda: [
-            f"{SRC}: bench[0].sweep.hidden[2]: 16 is listed twice",
+            f"{SRC}: bench[0].sweep.d[2]: 16 is listed twice",
             f"{SRC}: bench[0].sweep.eps[1]: 1.0 is listed twice",
         ],
     ),
     (
         "duplicate cases across benches",
         NAME + BENCH + SHAPE + '[[bench]]\nkind = "latency"\nnorms = ["layernorm:module", "rmsnorm"]\n'
-        "[bench.sweep]\nhidden = [16]\n[bench.params]\ntokens = 8\n",
+        "[bench.sweep]\nd = [16]\n[bench.params]\ntokens = 8\n",
         lambda: [f"{SRC}: bench[1]: repeats 1 case(s) of bench[0]"],
     ),
     (
@@ -182,7 +182,7 @@ MALFORMED = [
     ),
     (
         "sweep not a table",
-        NAME + BENCH + "sweep = 3\n[bench.params]\ntokens = 8\nhidden = 16\n",
+        NAME + BENCH + "sweep = 3\n[bench.params]\ntokens = 8\nd = 16\n",
         lambda: [f"{SRC}: bench[0].sweep: must be a table"],
     ),
     (
@@ -202,7 +202,7 @@ def test_every_problem_of_a_suite_is_reported_at_once():
     text = (
         'nmae = "x"\n'
         + BENCH
-        + 'labl = "a"\n[bench.sweep]\ntokens = [0]\nhidden = [16]\n[bench.params]\nsamples = 2\n'
+        + 'labl = "a"\n[bench.sweep]\ntokens = [0]\nd = [16]\n[bench.params]\nsamples = 2\n'
         + '[[bench]]\nkind = "latncy"\n'
         + '[[bench]]\nkind = "latency"\nnorms = ["layernrom"]\n[bench.sweep]\ntokens = [8]\ndtype = ["bf17"]\n'
     )
@@ -216,7 +216,7 @@ def test_every_problem_of_a_suite_is_reported_at_once():
         f"{SRC}: bench[1].kind: unknown bench kind 'latncy'; one of {kinds()} (did you mean 'latency'?)",
         f"{SRC}: bench[2].norms[0]: unknown norm 'layernrom'; one of {norm_names()} (did you mean 'layernorm'?)",
         f"{SRC}: bench[2].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)",
-        f"{SRC}: bench[2]: missing required parameter 'hidden' (in sweep or params)",
+        f"{SRC}: bench[2]: missing required parameter 'd' (in sweep or params)",
     ]
 
 
@@ -226,7 +226,7 @@ def test_valid_suite_resolves_defaults_and_keeps_the_text():
     assert spec.norm_impls == [
         ("layernorm", i) for i, info in get_norm("layernorm").impls.items() if info.default
     ]
-    assert spec.sweep == {"tokens": [8], "hidden": [16]}
+    assert spec.sweep == {"tokens": [8], "d": [16]}
     defaults = {k: p.default for k, p in all_benches()["latency"].params.items() if not p.required}
     assert spec.params == {**defaults, "dtype": "bf16"}
     assert suite.text.startswith(NAME) and len(suite.sha256) == 64
@@ -242,9 +242,7 @@ def test_the_shipped_quick_suite_is_valid():
 
 
 BAD_SUITE = (
-    NAME
-    + BENCH
-    + '[bench.sweep]\ntokens = [8]\nhidden = [16]\ndtype = ["bf17"]\n[bench.params]\nsamples = 2\n'
+    NAME + BENCH + '[bench.sweep]\ntokens = [8]\nd = [16]\ndtype = ["bf17"]\n[bench.params]\nsamples = 2\n'
 )
 BAD_LINES = [
     "bad.toml: bench[0].sweep.dtype[0]: 'bf17' is not one of fp32, bf16, fp16, fp64 (did you mean 'bf16'?)",

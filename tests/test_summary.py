@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _stores import create_store
 from typer.testing import CliRunner
 
 from normbench.cli import app
@@ -50,7 +51,7 @@ def _latency(store):
             ]
             params = {
                 "tokens": 512,
-                "hidden": hidden,
+                "d": hidden,
                 "dtype": "fp32",
                 "mode": "fwd",
                 "stat": "median",
@@ -58,7 +59,7 @@ def _latency(store):
                 "cache": "warm",
             }
             _case(store, "latency", norm, impl, params, rows)
-    params = {"tokens": 512, "hidden": 256, "dtype": "fp32", "mode": "fwd", "stat": "median"}
+    params = {"tokens": 512, "d": 256, "dtype": "fp32", "mode": "fwd", "stat": "median"}
     why = "apex.normalization not importable: ModuleNotFoundError: No module named 'apex'"
     for norm in ("layernorm", "rmsnorm"):
         _case(store, "latency", norm, "apex", params, [], "unavailable", why)
@@ -93,7 +94,7 @@ def _stability(store):
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     root = tmp_path_factory.mktemp("summary")
-    store = RunStore.create(root, {"run_id": "r1", "suite": "golden", "env": ENV})
+    store = create_store(root, {"run_id": "r1", "suite": "golden", "env": ENV})
     _latency(store)
     _stability(store)
     return root

@@ -23,7 +23,7 @@ def blocks():
         block_case("layernorm", 150e-6, 0.5, 100e-6),
         block_case("batchnorm", 130e-6, 0.3, 100e-6),
         block_case("batchnorm_folded", 101e-6, 0.01, 100e-6),
-        block_case("layernorm", 9e-3, 0.2, 7e-3, hidden=1024, tokens=4096),  # another shape: not shown
+        block_case("layernorm", 9e-3, 0.2, 7e-3, d=1024, tokens=4096),  # another shape: not shown
     )
 
 
@@ -46,7 +46,7 @@ def test_tradeoff_records_hold_means_intervals_counts_and_matching_block_times()
     assert (bn["seeds"], bn["ok"], bn["stuck"], bn["diverged"]) == (3, 3, 0, 0)
     assert bn["block_time_s"] == pytest.approx(130e-6) and bn["folded_time_s"] == pytest.approx(101e-6)
     assert bn["block_over_linear"] == pytest.approx(0.3) and bn["linear_time_s"] == pytest.approx(100e-6)
-    assert rec.loc["layernorm", "block_hidden"] == 64  # the model's d, not the other shape
+    assert rec.loc["layernorm", "block_d"] == 64  # the model's d, not the other shape
     assert math.isnan(rec.loc["layernorm", "folded_time_s"])
     assert math.isnan(rec.loc["powernorm", "block_time_s"])  # no powernorm block in this run
 

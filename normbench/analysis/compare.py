@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
-from normbench.analysis.noise import run_medians, run_to_run_noise, z_score
+from normbench.analysis.noise import Noise, run_medians, run_to_run_noise, z_score
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
 from normbench.benches import all_benches
 
@@ -103,7 +103,9 @@ def _group_key(row, pool) -> str:
     return json.dumps([row["norm"], row["impl"], params], sort_keys=True, default=str)
 
 
-def _metric_rows(kind, metric, direction, base, new, bench, opts, envs: Envs):
+def _metric_rows(
+    kind, metric, direction, base, new, bench, opts, envs: Envs
+) -> tuple[list[CompareRow], Noise | None]:
     def groups(frame):
         # every case that produced a result: ok, and outcomes such as stuck or not_converged (not failed/skipped)
         sel = frame[(frame["metric"] == metric) & ~frame["status"].isin(["failed", "skipped", "unavailable"])]

@@ -5,7 +5,7 @@ it costs at inference (the Linear + norm block's time from the same run, folded 
 It reads two bench kinds' rows and neither bench knows about the other: the report calls it
 (analysis/derived.py). It appears only when the frame holds both stability training runs and block rows.
 
-Which block shape: the block cases whose `hidden` equals the training runs' `d` (the model's own Linear),
+Which block shape: the block cases whose width `d` equals the training runs' `d` (the model's own Linear),
 else all of them; when several shapes remain, the largest `tokens` on cpu/fp32 first (the note names the
 shape; the block bench's own table has every shape)."""
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 from normbench.analysis.claims._stats import mean_ci
 from normbench.analysis.runs import config_keys, norm_sort_key, stability_param_names, training_runs
 
-SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "hidden")
+SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "d")
 
 
 def block_times(frame: pd.DataFrame, d: int | None) -> tuple[pd.DataFrame, dict]:
@@ -36,8 +36,8 @@ def block_times(frame: pd.DataFrame, d: int | None) -> tuple[pd.DataFrame, dict]
     cases = rows.drop_duplicates("case_id")
     shapes = pd.DataFrame([json.loads(p) for p in cases["params"]], index=cases.index)
     shapes["case_id"] = cases["case_id"]
-    if d is not None and (shapes["hidden"] == d).any():
-        shapes = shapes[shapes["hidden"] == d]
+    if d is not None and (shapes["d"] == d).any():
+        shapes = shapes[shapes["d"] == d]
     keys = [k for k in SHAPE_KEYS if k in shapes]
     default = (shapes["device"] == "cpu").astype(int) + (shapes["dtype"] == "fp32").astype(int)
     ranked = shapes.assign(_pref=-default, _tokens=-shapes["tokens"]).sort_values(["_pref", "_tokens", *keys])

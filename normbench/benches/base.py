@@ -4,7 +4,7 @@ its stored rows become report tables.
     @register_bench
     class Latency(Bench):
         kind = "latency"
-        params = {"hidden": Param(int, minimum=1), ...}
+        params = {"d": Param(int, minimum=1), ...}
         def run_case(self, case, ctx): ...        -> CaseResult (rows: metric, unit, value, ...)
         def report(self, frame, opts): ...        -> list[Table]
         def headline(self, frame, opts): ...      -> list[str] (the report summary's lines)

@@ -32,13 +32,13 @@ class Block(Bench):
     params = {
         "block": Param(str, choices=BLOCKS, help="what follows the Linear (see benches/block.py)"),
         "tokens": Param(int, minimum=1, help="rows of the input"),
-        "hidden": Param(int, minimum=1, help="d: the Linear is d x d, the norm normalizes d"),
+        "d": Param(int, minimum=1, help="width: the Linear is d x d, the norm normalizes d"),
         "dtype": Param(str, "fp32", choices=tuple(DTYPES)),
         "device": Param(str, "cpu", choices=("cpu", "cuda")),
         "cache": Param(str, "warm", choices=("warm", "cold")),
         "eps": Param(float, 1e-5, exclusive_minimum=0.0),
         "samples": Param(int, 15, minimum=3),
-        "warmup": Param(int, 3, minimum=0),
+        "warmup_calls": Param(int, 3, minimum=0),
         "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0),
         "seed": Param(int, 0),
         "stat": STAT_PARAM,
@@ -51,7 +51,7 @@ class Block(Bench):
         check_device(p["device"])
         dtype = getattr(torch, DTYPES[p["dtype"]])
         check_dtype(dtype, p["device"])
-        x = make_input("normal", p["tokens"], p["hidden"], dtype=dtype, device=p["device"], seed=p["seed"])
+        x = make_input("normal", p["tokens"], p["d"], dtype=dtype, device=p["device"], seed=p["seed"])
         linear, norm, built = build_block(p, dtype)
         folded = p["block"] != "linear" and norm_of(p["block"])[1]
         fn = folded_fn(linear, norm, built, p["eps"]) if folded else unfolded_fn(linear, built)
@@ -68,7 +68,7 @@ class Block(Bench):
             timer = timer_for(
                 p["device"],
                 cache=p["cache"],
-                warmup=p["warmup"],
+                warmup=p["warmup_calls"],
                 samples=p["samples"],
                 min_sample_s=p["min_sample_s"],
             )
@@ -89,7 +89,7 @@ class Block(Bench):
             {"metric": "linear_time_min", "unit": "s", "value": min(linear_samples.times)},
             {"metric": "over_linear", "unit": "ratio", "value": t / linear_t - 1},
         ]
-        flops = 2 * p["tokens"] * p["hidden"] ** 2
+        flops = 2 * p["tokens"] * p["d"] ** 2
         rows.append({"metric": "linear_gflops", "unit": "GFLOP/s", "value": flops / linear_t / 1e9})
         rows.append(peak_memory_row(lambda: fn(x), p["device"], torch.inference_mode))
         for row in rows:
@@ -114,16 +114,16 @@ def build_block(p: dict, dtype):
     from torch import nn
 
     g = torch.Generator().manual_seed(p["seed"] + 101)
-    linear = nn.Linear(p["hidden"], p["hidden"], dtype=torch.float32)
+    linear = nn.Linear(p["d"], p["d"], dtype=torch.float32)
     with torch.no_grad():  # nn.Linear's default init, from our own generator (no global RNG state touched)
-        bound = p["hidden"] ** -0.5
+        bound = p["d"] ** -0.5
         linear.weight.uniform_(-bound, bound, generator=g)
         linear.bias.uniform_(-bound, bound, generator=g)
     linear = linear.to(device=p["device"], dtype=dtype).eval()
     if p["block"] == "linear":
         return linear, None, None
     norm = get_norm(norm_of(p["block"])[0])
-    built = norm.build(norm.block_impl, p["hidden"], eps=p["eps"], dtype=dtype, device=p["device"])
+    built = norm.build(norm.block_impl, p["d"], eps=p["eps"], dtype=dtype, device=p["device"])
     perturb_params(built, p["seed"])
     if built.module is None:
         raise RuntimeError(f"{norm.name}:{norm.block_impl} built no module for the block")

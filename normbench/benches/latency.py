@@ -74,7 +74,7 @@ class Latency(Bench):
     }
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
-        "hidden": Param(int, minimum=1, help="normalized dimension"),
+        "d": Param(int, minimum=1, help="normalized dimension"),
         "dtype": Param(str, "fp32", choices=tuple(DTYPES)),
         "mode": Param(
             str, "fwd", choices=MODES, help="fwd = inference_mode forward; fwd+bwd = forward and backward"
@@ -90,7 +90,7 @@ class Latency(Bench):
         "input": Param(str, "normal", choices=INPUTS, help="input distribution (see benches/_tensors.py)"),
         "eps": Param(float, 1e-5, exclusive_minimum=0.0),
         "samples": Param(int, 15, minimum=3, help="timed samples kept raw"),
-        "warmup": Param(int, 3, minimum=0, help="untimed calls before calibration"),
+        "warmup_calls": Param(int, 3, minimum=0, help="untimed calls before calibration"),
         "min_sample_s": Param(
             float,
             2e-3,
@@ -169,7 +169,7 @@ class Latency(Bench):
         x = make_input(
             p["input"],
             p["tokens"],
-            p["hidden"],
+            p["d"],
             dtype=dtype,
             device=p["device"],
             seed=p["seed"],
@@ -185,7 +185,7 @@ class Latency(Bench):
             p["device"],
             cache=p["cache"],
             graph=p["cuda_graph"],
-            warmup=p["warmup"],
+            warmup=p["warmup_calls"],
             samples=p["samples"],
             min_sample_s=p["min_sample_s"],
             min_run_s=p["min_run_s"],
@@ -289,7 +289,7 @@ def first_call(norm, impl: str, p: dict, x, grad_context):
 
     dtype = x.dtype
     try:
-        built = norm.build(impl, p["hidden"], eps=p["eps"], dtype=dtype, device=p["device"])
+        built = norm.build(impl, p["d"], eps=p["eps"], dtype=dtype, device=p["device"])
         perturb_params(built, p["seed"])
         step, check = make_step(built, x, p["mode"])
         graphs = _dynamo_graphs()

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from normbench.core.renames import first_spellings
+
 
 @dataclass(frozen=True)
 class Case:
@@ -41,7 +43,8 @@ class Case:
 def case_id(
     kind: str, norm: str | None, impl: str | None, params: dict[str, Any], identity: dict | None = None
 ) -> str:
-    fields = {"kind": kind, "norm": norm, "impl": impl, "params": params}
+    # a parameter renamed later is hashed under its first name (core/renames.py): ids never change
+    fields = {"kind": kind, "norm": norm, "impl": impl, "params": first_spellings(kind, params)}
     if identity:  # only when a bench adds something, so every other case keeps its id
         fields["identity"] = identity
     blob = json.dumps(fields, sort_keys=True)

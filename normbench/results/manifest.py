@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.core.errors import NormbenchError, printable
+from normbench.results.schema import check_schema_version
 
 
 @dataclass
@@ -101,8 +102,6 @@ def read_manifest(path: Path) -> dict[str, Any]:
         raise NormbenchError(f"{path}: unreadable manifest: JSON nested too deeply") from None
     if not isinstance(manifest, dict):
         raise NormbenchError(f"{path}: damaged manifest: expected an object, found {type(manifest).__name__}")
-    from normbench.results.store import check_schema_version
-
     check_schema_version(manifest.get("schema_version"), str(path))
     problem = manifest_problem(manifest, Path(path).parent.name)
     if problem:

@@ -10,6 +10,11 @@ options. Integers are int64, booleans bool, strings string.
 Version history (a reader upgrades older versions step by step and refuses newer ones):
     1: first version; each part held only the columns its own rows had.
     2: one declared schema per run (manifest `columns`); parts carry pandas metadata (Int64, boolean).
+    3: one name per quantity: the latency and block benches' `hidden` is `d` as in every other kind, and
+       their `warmup` (untimed calls) is `warmup_calls`, leaving `warmup` to the stability bench's
+       learning-rate warm-up steps (COLUMN_RENAMES).
+This normbench reads version 3 only: `normbench upgrade RUN` rewrites an older run in place
+(results/upgrade.py; the version-1 step re-expands the stored suite, suite/columns.py).
 """
 
 from __future__ import annotations
@@ -17,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-SCHEMA_VERSION = 2
+from normbench.core.errors import NormbenchError
+from normbench.core.renames import RENAMES
+
+SCHEMA_VERSION = 3
+
+# {version: {bench kind: {old column: new column}}}: upgrading a run to `version` renames these columns in
+# that kind's rows, and the keys of its `params` JSON (the parameters were renamed too, core/renames.py).
+COLUMN_RENAMES: dict[int, dict[str, dict[str, str]]] = RENAMES
 
 # Columns every row has, in this order; parameters and bench labels (layer, ...) follow, sorted by name.
 FIXED_COLUMNS = [
@@ -200,10 +212,22 @@ def columns_of(schema) -> dict[str, str]:
     return {f.name: alias(f.type) for f in schema}
 
 
-def _upgrade_1_to_2(table, columns: dict[str, str]):
-    """Version 1 parts held only their own rows' columns: give them the run's declared columns."""
-    return conform(table, columns)
+def check_schema_version(version: Any, where: str) -> None:
+    """A result schema version this normbench knows: 1 up to SCHEMA_VERSION (older ones read only by
+    `normbench upgrade`, see require_current)."""
+    if not isinstance(version, int) or version < 1:
+        raise NormbenchError(f"{where}: not a normbench result (no schema_version)")
+    if version > SCHEMA_VERSION:
+        raise NormbenchError(
+            f"{where}: written with result schema version {version}; this normbench reads up to "
+            f"{SCHEMA_VERSION}. Upgrade normbench to read it."
+        )
 
 
-# Upgrade functions: UPGRADES[v](table, run columns) turns an Arrow table of version v into version v + 1.
-UPGRADES: dict = {1: _upgrade_1_to_2}
+def require_current(version: int, where: str, run_path: Any) -> None:
+    """Refuse a run (or a part) written with an older schema version, naming the command that upgrades it."""
+    if version < SCHEMA_VERSION:
+        raise NormbenchError(
+            f"{where}: written with result schema version {version}; this normbench reads version "
+            f"{SCHEMA_VERSION}: run `normbench upgrade {run_path}` (rewrites the run in place)"
+        )

@@ -16,11 +16,17 @@ from typing import Any
 from normbench.core.errors import NormbenchError, printable
 from normbench.results.files import atomic_write, atomic_write_text
 from normbench.results.manifest import read_manifest
+from normbench.results.naming import resolve_run_ref
 from normbench.results.paths import check_run_id
-from normbench.results.schema import SCHEMA_VERSION, UPGRADES
-from normbench.results.verify import metadata_problem, part_problem, rows_problem
-
-DEFAULT_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
+from normbench.results.schema import (
+    SCHEMA_VERSION,
+    arrow_schema,
+    check_schema_version,
+    conform,
+    part_table,
+    require_current,
+)
+from normbench.results.verify import metadata_problem, part_problem, read_part, rows_problem
 
 
 def new_run_id(suite_name: str, shard: tuple[int, int] | None = None, tag: str | None = None) -> str:
@@ -47,13 +53,16 @@ class RunStore:
 
     # -- creating and opening ------------------------------------------------------------------------
     @classmethod
-    def create(cls, results_dir: Path, manifest: dict[str, Any]) -> RunStore:
+    def create(
+        cls, results_dir: Path, manifest: dict[str, Any], columns: dict[str, str] | None = None
+    ) -> RunStore:
+        """A new run. Its columns (results/schema.py declare_columns) come in the manifest's `columns` or
+        as `columns`: the results layer knows no bench kinds, so the caller declares them."""
         manifest = {"schema_version": SCHEMA_VERSION, **manifest}
-        if "columns" not in manifest:  # a store made without a suite: every bench kind's columns
-            from normbench.benches import all_benches
-            from normbench.results.schema import declare_columns
-
-            manifest["columns"] = declare_columns(all_benches().values())
+        if columns is not None:
+            manifest["columns"] = columns
+        if "columns" not in manifest:
+            raise ValueError("RunStore.create: declare the run's columns (results/schema.py declare_columns)")
         path = Path(results_dir) / check_run_id(manifest["run_id"])
         try:
             (path / "parts").mkdir(parents=True, exist_ok=False)
@@ -68,8 +77,6 @@ class RunStore:
         results_dir = Path(results_dir)
         if results_dir.exists() and not results_dir.is_dir():
             raise NormbenchError(f"--results {results_dir}: not a folder")
-        from normbench.results.naming import resolve_run_ref
-
         run_id = resolve_run_ref(results_dir, run_id)  # latest, latest:SUITE
         path = results_dir / check_run_id(run_id)
         manifest_path = path / "manifest.json"
@@ -98,7 +105,9 @@ class RunStore:
 
     def verify_parts(self, say=print) -> set[str]:
         """Case ids whose parts are whole and belong to this run. A bad part (truncated, another run's,
-        not a planned case) is moved aside to rejected/ with a message, so its case runs again."""
+        not a planned case) is moved aside to rejected/ with a message, so its case runs again. A run of an
+        older result schema is refused first (`--resume` would write new parts beside old ones)."""
+        self.require_current()
         good = set()
         planned = self.planned_case_ids()
         for part in sorted(self.parts.glob("*.parquet")):
@@ -137,8 +146,6 @@ class RunStore:
             full = {**base, "sample": None, "step": None, **row}
             full.update({k: v for k, v in case.params.items() if k not in full})
             table_rows.append(full)
-        from normbench.results.schema import part_table
-
         meta = {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": self.run_id}
         table = part_table(table_rows, self.columns, meta)
         final = self.parts / f"{case.case_id}.parquet"
@@ -147,12 +154,14 @@ class RunStore:
         return final
 
     # -- reading -------------------------------------------------------------------------------------
+    def require_current(self) -> None:
+        """Refuse a run written with an older result schema: one line naming `normbench upgrade`."""
+        require_current(self.manifest["schema_version"], str(self.path / "manifest.json"), self.path)
+
     @property
     def columns(self) -> dict[str, str]:
-        """The run's declared columns {name: Arrow type}: from the manifest, or for a run written before
-        schema version 2, derived from its stored suite and the columns its parts hold."""
-        if "columns" not in self.manifest:
-            self.manifest["columns"] = _derive_columns(self)
+        """The run's declared columns {name: Arrow type}, from the manifest (a current run always has them)."""
+        self.require_current()
         return self.manifest["columns"]
 
     def read_table(self):
@@ -160,8 +169,6 @@ class RunStore:
         that is unreadable, foreign (not a planned case, or rows of another run or case) is refused by name
         with the command that moves it aside and reruns it."""
         import pyarrow as pa
-
-        from normbench.results.schema import arrow_schema, conform
 
         columns = self.columns
         tables = []
@@ -179,8 +186,7 @@ class RunStore:
             check_schema_version(version, str(part))
             if (reason := metadata_problem(table, self.run_id)) is not None:  # what resume checks too
                 raise NormbenchError(printable(f"{part}: {reason}; {resume}"))
-            for v in range(version, SCHEMA_VERSION):
-                table = UPGRADES[v](table, columns)
+            require_current(version, str(part), self.path)  # an upgrade interrupted before this part
             tables.append(conform(table, columns).replace_schema_metadata(None))
         schema = arrow_schema(columns)
         if not tables:
@@ -203,8 +209,6 @@ def to_frame(table):
 
 
 def _read_part(part: Path, hint: str = ""):
-    from normbench.results.verify import read_part
-
     try:
         return read_part(part)
     except Exception as exc:
@@ -213,50 +217,6 @@ def _read_part(part: Path, hint: str = ""):
             f"; {hint}" if hint else ""
         )
         raise NormbenchError(printable(text)) from None
-
-
-def _derive_columns(store: RunStore) -> dict[str, str]:
-    """A version-1 run's columns: those its suite declares today, plus any its parts hold."""
-    import pyarrow.parquet as pq
-
-    from normbench.results.schema import columns_of, declare_columns, merge_types
-
-    columns: dict[str, str] = {}
-    m = store.manifest
-    if m.get("suite_text"):
-        try:
-            from normbench.benches import all_benches
-            from normbench.suite.expand import expand
-            from normbench.suite.load import parse_suite
-
-            cases = expand(
-                parse_suite(m["suite_text"], m.get("suite_source", "suite"), m.get("suite_includes") or {})
-            )
-            benches = all_benches()
-            kinds = {c.kind for c in cases}
-            columns = declare_columns([benches[k] for k in kinds if k in benches], [c.params for c in cases])
-        except Exception:  # a suite this version no longer accepts: the parts' own columns still read
-            columns = {}
-    if not columns:
-        columns = declare_columns([])
-    for part in sorted(store.parts.glob("*.parquet")):
-        try:
-            held = columns_of(pq.read_schema(part))
-        except Exception:
-            continue  # read_table names the unreadable part
-        for name, kind in held.items():
-            columns[name] = merge_types(columns[name], kind) if name in columns else kind
-    return columns
-
-
-def check_schema_version(version: Any, where: str) -> None:
-    if not isinstance(version, int) or version < 1:
-        raise NormbenchError(f"{where}: not a normbench result (no schema_version)")
-    if version > SCHEMA_VERSION:
-        raise NormbenchError(
-            f"{where}: written with result schema version {version}; this normbench reads up to "
-            f"{SCHEMA_VERSION}. Upgrade normbench to read it."
-        )
 
 
 def list_run_ids(results_dir: Path) -> list[str]:

@@ -16,6 +16,7 @@ from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError, Problem, SuiteError
 from normbench.core.params import Param, did_you_mean
 from normbench.suite.load import parse_suite
+from normbench.core.renames import renamed
 
 SOURCE = "<command line>"
 
@@ -88,6 +89,7 @@ def parse_flags(flags: list[str], specs: dict[str, Param], kind: str) -> tuple[d
                 continue
             value, i = flags[i], i + 1
         key = name[2:].replace("-", "_")
+        key = renamed(kind).get(key, key) if key not in specs else key  # --hidden: the old name of --d
         if key not in specs:
             hint = did_you_mean(f"--{key}", [f"--{k}" for k in specs])
             problems.append(

@@ -10,6 +10,7 @@ from typing import Any
 from normbench.benches import all_benches
 from normbench.core.errors import Problem, printable
 from normbench.core.params import Param, did_you_mean
+from normbench.core.renames import renamed
 from normbench.norms import all_norms
 from normbench.suite.expand import expand_bench
 from normbench.suite.spec import BenchSpec
@@ -45,6 +46,7 @@ def validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> Be
         problems.append(Problem(f"{where}.label", f"{label!r} holds control characters"))
     timeout = scalar_value(table, "timeout_s", TIMEOUT, f"{where}.", problems)
     norm_impls = _validate_norms(where, bench, table, problems)
+    table = _current_names(where, kind, bench.params, table, problems)
     sweep = _validate_values(where, "sweep", bench.params, table.get("sweep", {}), problems, as_list=True)
     params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
     for key in sorted(set(sweep) & set(params)):
@@ -124,6 +126,25 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
                     )
                 )
     return pairs
+
+
+def _current_names(where, kind, specs, table, problems) -> dict[str, Any]:
+    """The bench table with renamed parameters under their current names (core/renames.py): the old
+    spelling is an alias, so suites written before, and the suite text stored in older runs that
+    `run --resume` reads again, keep working. Both spellings at once is a problem."""
+    aliases = {old: new for old, new in renamed(kind).items() if old not in specs}
+    out = dict(table)
+    for section in ("sweep", "params"):
+        values = table.get(section)
+        if not isinstance(values, dict) or not aliases.keys() & values.keys():
+            continue
+        out[section] = {}
+        for key, value in values.items():
+            new = aliases.get(key, key)
+            if new != key and new in values:
+                problems.append(Problem(f"{where}.{section}.{key}", f"the old name of {new!r}; give one"))
+            out[section][new] = value
+    return out
 
 
 def _validate_values(where, section, specs, values, problems, *, as_list: bool) -> dict[str, Any]:

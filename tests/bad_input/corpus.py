@@ -19,10 +19,10 @@ kind = "latency"
 norms = ["layernorm:module"]
 [bench.sweep]
 tokens = [8]
-hidden = [16]
+d = [16]
 [bench.params]
 samples = 3
-warmup = 0
+warmup_calls = 0
 min_sample_s = 1e-4
 copy_probe = false
 """
@@ -216,7 +216,7 @@ ATTEMPTS = [
         "big.toml: bench[0]: the suite expands to 10,000,000 cases",
         files={
             "big.toml": bench(
-                "tokens = [{r}]\nhidden = [{r}]\nsamples = [{s}]\nwarmup = [{w}]".format(
+                "tokens = [{r}]\nd = [{r}]\nsamples = [{s}]\nwarmup_calls = [{w}]".format(
                     r=",".join(map(str, range(1, 101))),
                     s=",".join(map(str, range(3, 103))),
                     w=",".join(map(str, range(10))),
@@ -250,21 +250,21 @@ ATTEMPTS = [
         ["validate", "s.toml"],
         2,
         "bench[0].sweep.eps[0]: nan is not a finite number",
-        files={"s.toml": bench("tokens = [8]\nhidden = [16]\neps = [nan]")},
+        files={"s.toml": bench("tokens = [8]\nd = [16]\neps = [nan]")},
     ),
     Attempt(
         "eps-inf",
         ["validate", "s.toml"],
         2,
         "bench[0].params.eps: inf is not a finite number",
-        files={"s.toml": bench("tokens = [8]\nhidden = [16]", "eps = inf")},
+        files={"s.toml": bench("tokens = [8]\nd = [16]", "eps = inf")},
     ),
     Attempt(
         "min-sample-inf",
         ["validate", "s.toml"],
         2,
         "bench[0].params.min_sample_s: inf is not a finite number",
-        files={"s.toml": bench("tokens = [8]\nhidden = [16]", "min_sample_s = inf")},
+        files={"s.toml": bench("tokens = [8]\nd = [16]", "min_sample_s = inf")},
     ),
     Attempt(
         "lr-nan",
@@ -285,7 +285,7 @@ ATTEMPTS = [
         ["validate", "s.toml"],
         2,
         "bench[0].params.tokens: 99999999999999999999 does not fit a 64-bit integer",
-        files={"s.toml": bench("hidden = [16]", "tokens = 99999999999999999999")},
+        files={"s.toml": bench("d = [16]", "tokens = 99999999999999999999")},
     ),
     Attempt(
         "timeout-negative",
@@ -312,7 +312,7 @@ ATTEMPTS = [
         "timeout-stops-a-case",
         ["run", "s.toml", "--quiet"],
         1,
-        "failed: latency layernorm:module tokens=8 hidden=16: timed out after 0.5 s",
+        "failed: latency layernorm:module tokens=8 d=16: timed out after 0.5 s",
         files={
             "s.toml": SUITE.replace('kind = "latency"', 'kind = "latency"\ntimeout_s = 0.5').replace(
                 "samples = 3", "samples = 1000000000"

@@ -21,13 +21,13 @@ from normbench.results.store import RunStore
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
 
 # 12 cases of ~20 ms: long enough for a signal to land mid-run, short enough to stay cheap.
-PARAMS = "[bench.params]\nsamples = 3\nwarmup = 0\nmin_sample_s = 5e-3\ncopy_probe = false\n"
+PARAMS = "[bench.params]\nsamples = 3\nwarmup_calls = 0\nmin_sample_s = 5e-3\ncopy_probe = false\n"
 
 
 @pytest.fixture
 def suite(tmp_path, tiny_suite):
     path = tmp_path / "faults.toml"
-    path.write_text(tiny_suite(name="faults", sweep="tokens = [8]\nhidden = [16, 32]", params=PARAMS))
+    path.write_text(tiny_suite(name="faults", sweep="tokens = [8]\nd = [16, 32]", params=PARAMS))
     return path
 
 
@@ -157,7 +157,7 @@ def test_two_resumes_at_once_run_each_case_once(suite, tmp_path, cli, child_env)
 
 def test_a_second_writer_is_refused_while_the_lock_is_held(suite, tmp_path, cli):
     results = tmp_path / "results"
-    assert cli("run", suite, "--quiet", "--only", "hidden=16", "--results", results).exit_code == 0
+    assert cli("run", suite, "--quiet", "--only", "d=16", "--results", results).exit_code == 0
     (run,) = results.iterdir()
     with RunLock(run, run.name):
         refused = cli("run", "--resume", run.name, "--results", results)
@@ -195,8 +195,5 @@ def test_escape_sequences_in_a_failure_are_printed_escaped(tmp_path, normbench_p
     )
     assert proc.returncode == 1, proc.stderr
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
-    assert (
-        "failed: latency hostile:raises tokens=8 hidden=16: ValueError: \\x1b[2J\\x1b[31mscreen"
-        in proc.stderr
-    )
+    assert "failed: latency hostile:raises tokens=8 d=16: ValueError: \\x1b[2J\\x1b[31mscreen" in proc.stderr
     assert "[/] [bold]markup\\x1b]0;title\\x07" in proc.stderr

@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
+from _stores import create_store
 
 from normbench.core.errors import NormbenchError, SuiteError, printable
 
@@ -90,11 +91,11 @@ def test_the_case_cap_counts_before_expanding(monkeypatch):
 
     monkeypatch.setattr(bench_table, "MAX_CASES", 5)
     text = 'name = "c"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm:module", "rmsnorm:module"]\n'
-    text += "[bench.sweep]\ntokens = [8, 16]\nhidden = [16, 32]\n"
+    text += "[bench.sweep]\ntokens = [8, 16]\nd = [16, 32]\n"
     with pytest.raises(SuiteError) as info:
         load.parse_suite(text, "c.toml")
     (problem,) = info.value.problems
-    assert "expands to 8 cases (this bench: 8 = 2 implementation(s) × 2 tokens × 2 hidden)" in str(problem)
+    assert "expands to 8 cases (this bench: 8 = 2 implementation(s) × 2 tokens × 2 d)" in str(problem)
     assert "the cap is 5" in str(problem)
 
 
@@ -103,7 +104,7 @@ def test_timeout_s_is_not_part_of_the_case_identity():
     from normbench.suite.load import parse_suite
 
     base = 'name = "t"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n'
-    base += "[bench.params]\ntokens = 8\nhidden = 16\n"
+    base += "[bench.params]\ntokens = 8\nd = 16\n"
     plain = expand(parse_suite(base, "t.toml"))
     limited = expand(parse_suite("timeout_s = 30\n" + base, "t.toml"))
     own = expand(parse_suite("timeout_s = 30\n" + base.replace("norms", "timeout_s = 2\nnorms"), "t.toml"))
@@ -143,7 +144,6 @@ def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp
     from normbench import runner
     from normbench.benches import CaseResult, RunContext
     from normbench.executors.local import run_cases
-    from normbench.results.store import RunStore
     from normbench.suite.expand import expand
     from normbench.suite.load import parse_suite
 
@@ -152,8 +152,8 @@ def test_rows_that_cannot_be_stored_make_the_case_failed_and_the_run_goes_on(tmp
             return CaseResult([{"metric": "m", "unit": "1", "value": 1.0}, {"metric": "m", "value": "text"}])
 
     text = 'name = "r"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm:module"]\n'
-    cases = expand(parse_suite(text + "[bench.sweep]\ntokens = [8, 16]\nhidden = [16]\n", "r.toml"))
-    store = RunStore.create(
+    cases = expand(parse_suite(text + "[bench.sweep]\ntokens = [8, 16]\nd = [16]\n", "r.toml"))
+    store = create_store(
         tmp_path, {"run_id": "r", "started": "x", "cases": [{"case_id": c.case_id} for c in cases]}
     )
     monkeypatch.setattr(runner, "get_bench", lambda kind: MixedValues())

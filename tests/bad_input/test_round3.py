@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _stores import create_store
 from conftest import tiny_latency_suite
 
 from normbench.core.errors import NormbenchError
@@ -134,7 +135,6 @@ def _corpus(folder: Path, word: str) -> None:
 def _stored_stability_run(tmp_path: Path, corpus_dir: str) -> tuple[Path, str]:
     """A run of one stability case on `corpus_dir`, stored (manifest only) as `run` would create it."""
     from normbench.executors.session import new_manifest, plan_run
-    from normbench.results.store import RunStore
 
     text = 'name = "c"\n[[bench]]\nkind = "stability"\nnorms = ["layernorm"]\n[bench.params]\n'
     (tmp_path / "c.toml").write_text(text + f'depth = 1\nd = 8\nheads = 1\ncorpus_dir = "{corpus_dir}"\n')
@@ -142,7 +142,7 @@ def _stored_stability_run(tmp_path: Path, corpus_dir: str) -> tuple[Path, str]:
     plan = plan_run(str(tmp_path / "c.toml"), results, resume=None, shard=None, only=None, say=print)
     manifest = new_manifest(plan, "RUN", {}, "2026-12-01T00:00:00+00:00")
     manifest.sessions = [{"threads": 1}]
-    RunStore.create(results, manifest.to_dict())
+    create_store(results, manifest.to_dict())
     return results, "RUN"
 
 

@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 import pytest
+from _stores import create_store
 from conftest import tiny_latency_suite
 
 from normbench.core.errors import NormbenchError
@@ -41,7 +42,7 @@ def test_an_exception_out_of_the_executor_leaves_the_run_interrupted(tmp_path, e
     from normbench.executors.session import run_session
     from normbench.results.store import RunStore
 
-    store = RunStore.create(tmp_path, {"run_id": "RUN", "cases": [{"case_id": "abc"}], "sessions": []})
+    store = create_store(tmp_path, {"run_id": "RUN", "cases": [{"case_id": "abc"}], "sessions": []})
     case = types.SimpleNamespace(case_id="abc")
     with pytest.raises(type(exc)):
         run_session(
@@ -56,7 +57,7 @@ def test_a_second_sigterm_exits_143_and_leaves_the_run_interrupted(tmp_path):
     from normbench.results.store import RunStore
     from normbench.runner import StopNow
 
-    store = RunStore.create(tmp_path, {"run_id": "RUN", "cases": [{"case_id": "abc"}], "sessions": []})
+    store = create_store(tmp_path, {"run_id": "RUN", "cases": [{"case_id": "abc"}], "sessions": []})
     case = types.SimpleNamespace(case_id="abc")
     failing = _Failing(StopNow(signal.SIGTERM))
     outcome, remaining = run_session(
@@ -133,7 +134,7 @@ def _cases(tmp_path, device="cpu"):
     from normbench.suite.load import parse_suite
 
     text = tiny_latency_suite(
-        norms='["layernorm:module"]', sweep=f'tokens = [8]\nhidden = [16]\ndevice = ["{device}"]'
+        norms='["layernorm:module"]', sweep=f'tokens = [8]\nd = [16]\ndevice = ["{device}"]'
     )
     return expand(parse_suite(text, str(tmp_path / "s.toml")))
 

@@ -30,7 +30,7 @@ def _wide(frame):
     wide = (
         ok[ok["metric"].isin(metrics)]
         .pivot_table(
-            index=FIGURE_KEYS + ["dtype", "mode", "hidden", "norm", "impl"],
+            index=FIGURE_KEYS + ["dtype", "mode", "d", "norm", "impl"],
             columns="metric",
             values="value",
             aggfunc="first",
@@ -63,7 +63,7 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
     if wide.empty:
         return paths
     for (device, tokens, cache, input_, stat), fig_rows in wide.groupby(FIGURE_KEYS):
-        if fig_rows["hidden"].nunique() < 2:
+        if fig_rows["d"].nunique() < 2:
             continue  # a line needs two hidden sizes
         modes, dtypes = sorted(fig_rows["mode"].unique()), sorted(fig_rows["dtype"].unique())
         for metric, ylabel, copy_metric, stem in (
@@ -80,10 +80,10 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                 ax = axes[i][j]
                 rows = fig_rows[(fig_rows["mode"] == mode) & (fig_rows["dtype"] == dtype)]
                 for (norm, impl), line in rows[rows["norm"] != "identity"].groupby(["norm", "impl"]):
-                    line = line.sort_values("hidden")
+                    line = line.sort_values("d")
                     colour, style, marker = _style(wide, norm, impl)
                     ax.plot(
-                        line["hidden"],
+                        line["d"],
                         line[metric],
                         color=colour,
                         ls=style,
@@ -92,10 +92,10 @@ def latency_vs_hidden(frame, out_dir, *, machine, fmt):
                         label=f"{norm}:{impl}",
                     )
                     if metric == "time_median" and "time_p20" in line:  # p20-p80 band around the median
-                        ax.fill_between(line["hidden"], line["time_p20"], line["time_p80"], alpha=0.15)
+                        ax.fill_between(line["d"], line["time_p20"], line["time_p80"], alpha=0.15)
                 if copy_metric in rows and rows[copy_metric].notna().any():
                     # each case times its own copy probe; the line is their median per hidden size
-                    probe = rows.groupby("hidden")[copy_metric].median()
+                    probe = rows.groupby("d")[copy_metric].median()
                     ax.plot(probe.index, probe.values, "k--", lw=1.5, label="copy probe (median over cases)")
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
@@ -135,7 +135,7 @@ def speedup_per_shape(frame, out_dir, *, machine, fmt):
         if baseline is None:
             continue
         modes, dtypes = sorted(fig_rows["mode"].unique()), sorted(fig_rows["dtype"].unique())
-        shapes = fig_rows[["tokens", "hidden"]].drop_duplicates().sort_values(["tokens", "hidden"])
+        shapes = fig_rows[["tokens", "d"]].drop_duplicates().sort_values(["tokens", "d"])
         fig, axes = plt.subplots(
             len(modes),
             len(dtypes),
@@ -148,7 +148,7 @@ def speedup_per_shape(frame, out_dir, *, machine, fmt):
             rows = fig_rows[(fig_rows["mode"] == mode) & (fig_rows["dtype"] == dtype)]
             ticks, names = [], []
             for y, (tokens, hidden) in enumerate(shapes.itertuples(index=False)):
-                shape = rows[(rows["tokens"] == tokens) & (rows["hidden"] == hidden)].set_index("label")
+                shape = rows[(rows["tokens"] == tokens) & (rows["d"] == hidden)].set_index("label")
                 if baseline not in shape.index:
                     continue
                 base = shape.at[baseline, time]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from normbench.benches._block.names import FOLDED, block_names
 from normbench.core.tables import Table, format_seconds
 
-KEYS = ["device", "dtype", "cache", "stat", "tokens", "hidden"]
+KEYS = ["device", "dtype", "cache", "stat", "tokens", "d"]
 
 
 def block_tables(frame, opts) -> list[Table]:
@@ -69,7 +69,7 @@ def block_headline(rows, opts) -> list[str]:
     if ok.empty:
         return []
     lines = []
-    for (tokens, hidden), g in ok.groupby(["tokens", "hidden"], sort=True):
+    for (tokens, hidden), g in ok.groupby(["tokens", "d"], sort=True):
         costs = g[g["block"] != "linear"].sort_values("value")
         cells = ", ".join(f"{b} {v:+.0%}" for b, v in zip(costs["block"], costs["value"], strict=True))
         lines.append(f"over Linear({hidden}→{hidden}), {tokens} tokens: {cells}")

@@ -178,7 +178,7 @@ def measure_accuracy(norm, impl: str, built, x, p: dict, memo: dict | None = Non
         if eager_name == impl:
             entry[1] = impl_cmp
         else:
-            eager = norm.build(eager_name, p["hidden"], eps=p["eps"], dtype=x.dtype, device=p["device"])
+            eager = norm.build(eager_name, p["d"], eps=p["eps"], dtype=x.dtype, device=p["device"])
             _perturb(eager, p["seed"])
             entry[1] = compare(run_outputs(norm, eager, xa, dya, p["mode"]), entry[0])
         entry[1] = Comparison({}, entry[1].err_abs, entry[1].err_rel, entry[1].floor)  # errors only

@@ -11,7 +11,7 @@ def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[
     from normbench.benches._samples import sample_stat
     from normbench.norms import get_norm
 
-    nbytes = norm.bytes_moved(impl, p["tokens"], p["hidden"], x.element_size(), p["mode"])
+    nbytes = norm.bytes_moved(impl, p["tokens"], p["d"], x.element_size(), p["mode"])
     gbps = nbytes / t / 1e9
     rows = [
         {"metric": "bytes", "unit": "B", "value": float(nbytes)},
@@ -20,7 +20,7 @@ def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[
     if copy_samples is not None:
         copy_t = sample_stat(copy_samples.times, p["stat"])
         copy_bytes = get_norm("identity").bytes_moved(
-            "copy", p["tokens"], p["hidden"], x.element_size(), p["mode"]
+            "copy", p["tokens"], p["d"], x.element_size(), p["mode"]
         )
         copy_gbps = copy_bytes / copy_t / 1e9
         rows += [
@@ -43,8 +43,8 @@ def copy_probe_key(p: dict, threads: int) -> tuple:
     and graph mode, the timer's settings and the thread count; never the norm."""
     return (
         "latency-copy-probe",
-        *(p[k] for k in ("tokens", "hidden", "dtype", "device", "mode", "cache", "cuda_graph")),
-        *(p[k] for k in ("samples", "warmup", "min_sample_s", "min_run_s", "placements")),
+        *(p[k] for k in ("tokens", "d", "dtype", "device", "mode", "cache", "cuda_graph")),
+        *(p[k] for k in ("samples", "warmup_calls", "min_sample_s", "min_run_s", "placements")),
         threads,
     )
 

@@ -65,10 +65,10 @@ def latency_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
 
 def _shape_name(key: dict, params) -> str:
     words = [str(key[k]) for k in BARE if k in key]
-    if "tokens" in key and "hidden" in key:
-        words.append(f"{key['tokens']}×{key['hidden']}")
+    if "tokens" in key and "d" in key:
+        words.append(f"{key['tokens']}×{key['d']}")
     for k, v in key.items():
-        if k not in (*BARE, "tokens", "hidden") and (k not in params or v != params[k].default):
+        if k not in (*BARE, "tokens", "d") and (k not in params or v != params[k].default):
             words.append(f"{k}={v}")
     return " ".join(words)
 

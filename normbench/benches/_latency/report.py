@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from normbench.core.tables import Table, format_seconds
 
-KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "hidden"]
+KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "d"]
 IMPLAUSIBLE = "⚠ above copy"
 
 
@@ -69,7 +69,7 @@ def _process_notes(ok, cases) -> list[str]:
         modes = [mode_of.get(c, "") for c in hit["case_id"]]
         labels = ", ".join(
             f"{c} {m} {t}x{h}".replace("  ", " ")
-            for c, m, t, h in zip(hit["column"], modes, hit["tokens"], hit["hidden"], strict=True)
+            for c, m, t, h in zip(hit["column"], modes, hit["tokens"], hit["d"], strict=True)
         )
         notes.append(
             "⚠ Page faults in a quarter or more of the timed samples (memory mapped afresh while timing; "
@@ -78,7 +78,7 @@ def _process_notes(ok, cases) -> list[str]:
     if "huge_pages_low" in cases.columns and (cases["huge_pages_low"] == 1).any():
         hit = cases[cases["huge_pages_low"] == 1]
         labels = ", ".join(
-            f"{c} {t}x{h}" for c, t, h in zip(hit["column"], hit["tokens"], hit["hidden"], strict=True)
+            f"{c} {t}x{h}" for c, t, h in zip(hit["column"], hit["tokens"], hit["d"], strict=True)
         )
         notes.append(
             "⚠ Huge pages asked for and under half of the case's tensor bytes got them (`huge_page_share`; "
@@ -94,7 +94,7 @@ def _varying_keys(ok):
 
     others = [k for k in get_bench("latency").params if k not in KEYS and k in ok.columns]
     present = [k for k in KEYS + others if k in ok.columns]
-    varying = [k for k in present if ok[k].astype(str).nunique() > 1 or k in ("tokens", "hidden")]
+    varying = [k for k in present if ok[k].astype(str).nunique() > 1 or k in ("tokens", "d")]
     present = [k for k in present if k in KEYS or k in varying]  # constant non-key params: not in the note
     fixed = {k: ok[k].iloc[0] for k in present if k not in varying}
     return varying, fixed

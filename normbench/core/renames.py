@@ -1,0 +1,38 @@
+"""Parameters renamed after results were first stored, per bench kind: {schema version: {kind: {old: new}}}.
+
+A parameter is also a result column, so one table serves everything that meets an old name: suites accept
+the old spelling as an alias (suite/load.py), case ids hash the first spelling so every id stays what it was
+(core/case.py), and `normbench upgrade` renames the columns of older runs (results/schema.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+RENAMES: dict[int, dict[str, dict[str, str]]] = {
+    3: {
+        # One width, one name: `d`, as the jacobian, init and stability benches already called it and as the
+        # papers write it (Xiong et al. 2020, Lemma 3: ||J_LN(x)|| = O(sqrt(d)/||x||)). And `warmup` meant
+        # untimed calls in these two kinds but learning-rate warm-up steps in stability (the papers' sense):
+        # the timer's meaning gets its own name.
+        "latency": {"hidden": "d", "warmup": "warmup_calls"},
+        "block": {"hidden": "d", "warmup": "warmup_calls"},
+    },
+}
+
+
+def renamed(kind: str, since: int = 0) -> dict[str, str]:
+    """{old: new} of one bench kind over every version after `since` (chained: a -> b -> c gives a -> c)."""
+    out: dict[str, str] = {}
+    for version in sorted(RENAMES):
+        if version <= since:
+            continue
+        step = RENAMES[version].get(kind, {})
+        out = {old: step.get(new, new) for old, new in out.items()}
+        out.update({old: new for old, new in step.items() if old not in out})
+    return out
+
+
+def first_spellings(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` under the names they had when case ids were first minted (what a case id hashes)."""
+    back = {new: old for old, new in renamed(kind).items()}
+    return {back.get(k, k): v for k, v in params.items()}

@@ -1,0 +1,189 @@
+"""Rewrite a run written with an older result schema in place, as asv's `asv update` does: every part
+that is older is read, its columns renamed (results/schema.py COLUMN_RENAMES), conformed to the run's
+version-3 columns and written back atomically (temporary file, fsync, rename: results/files.py); the
+manifest goes last. A run interrupted half-way keeps its old manifest version, so the store refuses it
+until the next `normbench upgrade`, which finishes it; an upgraded run is left as it is.
+
+A version-1 run declares no columns: the caller (cli/upgrade.py) passes `declare_v1`, which re-expands the
+run's stored suite (suite/columns.py), as the results layer knows no suites or bench kinds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from normbench.core.errors import NormbenchError, printable
+from normbench.core.renames import renamed
+from normbench.results.files import atomic_write, atomic_write_text, live_writer
+from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION, arrow_schema, conform, merge_types
+from normbench.results.store import RunStore
+from normbench.results.verify import part_problem
+
+# (the run's manifest, its part files) -> its columns as a version-2 run would have declared them
+DeclareV1 = Callable[[dict[str, Any], list[Path]], dict[str, str]]
+
+
+@dataclass
+class Upgrade:
+    """What upgrading one run does: its version, the parts to rewrite, the parts left alone and why."""
+
+    path: Path
+    version: int
+    columns: dict[str, str]  # the run's version-3 columns
+    rewrite: list[Path] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "part: reason" of parts that cannot be read
+
+    @property
+    def needed(self) -> bool:
+        return self.version < SCHEMA_VERSION or bool(self.rewrite)
+
+
+def part_version(part: Path) -> int:
+    import pyarrow.parquet as pq
+
+    raw = (pq.read_schema(part).metadata or {}).get(b"normbench_schema_version", b"0")
+    return int(raw) if raw.isdigit() else 0
+
+
+def plan_upgrade(store: RunStore, declare_v1: DeclareV1 | None = None) -> Upgrade:
+    """The upgrade of one opened run (nothing written)."""
+    m = store.manifest
+    version = m["schema_version"]
+    planned = store.planned_case_ids()
+    parts, skipped = [], []
+    for part in sorted(store.parts.glob("*.parquet")):
+        if (reason := part_problem(part, store.run_id, planned)) is not None:
+            skipped.append(f"{part.name}: {reason}")
+        else:
+            parts.append(part)
+    rewrite = [p for p in parts if part_version(p) < SCHEMA_VERSION]
+    if version >= SCHEMA_VERSION:
+        return Upgrade(store.path, version, m["columns"], rewrite, skipped)
+    if "columns" in m:
+        old = dict(m["columns"])
+    elif declare_v1 is not None:
+        old = declare_v1(m, parts)
+    else:
+        raise NormbenchError(f"{store.path}: a version-1 run needs its suite re-expanded to upgrade")
+    return Upgrade(store.path, version, upgraded_columns(old, parts), rewrite, skipped)
+
+
+def upgraded_columns(old: dict[str, str], parts: list[Path]) -> dict[str, str]:
+    """The version-3 columns of a run that declared `old`: each renamed column's new name is declared; the
+    old name stays only where a bench kind that keeps it has values there (stability's `warmup`)."""
+    import pyarrow.parquet as pq
+
+    columns = dict(old)
+    moved = {old_name: new for kind in _renaming_kinds() for old_name, new in renamed(kind).items()}
+    for old_name, new in moved.items():
+        if old_name in columns:
+            kind = columns[old_name]
+            columns[new] = merge_types(columns[new], kind) if new in columns else kind
+    still_used: set[str] = set()
+    for part in parts:
+        names = [n for n in ("bench", *moved) if n in pq.read_schema(part).names]
+        table = pq.read_table(part, columns=names).to_pylist()
+        for row in table:
+            keeps = set(moved) - set(renamed(row.get("bench") or ""))
+            still_used |= {n for n in keeps if row.get(n) is not None}
+    for name in set(moved) - still_used:
+        columns.pop(name, None)
+    rest = sorted(k for k in columns if k not in FIXED_COLUMNS)
+    return {k: columns[k] for k in FIXED_COLUMNS if k in columns} | {k: columns[k] for k in rest}
+
+
+def _renaming_kinds() -> set[str]:
+    from normbench.results.schema import COLUMN_RENAMES
+
+    return {kind for step in COLUMN_RENAMES.values() for kind in step}
+
+
+def upgraded_part(part: Path, columns: dict[str, str], run_id: str):
+    """One part as version 3: the renamed columns and `params` keys of its bench kind, the run's columns."""
+    import pyarrow as pa
+
+    from normbench.results.verify import read_part
+
+    table = read_part(part)
+    version = part_version(part)
+    kinds = set(table.column("bench").to_pylist()) if "bench" in table.column_names else set()
+    for kind in kinds:
+        for old, new in renamed(kind, since=version).items():
+            if old in table.column_names:
+                values = table.column(old)
+                if new in table.column_names:
+                    table = table.drop_columns([new])
+                table = table.drop_columns([old]).append_column(new, values)
+        if "params" in table.column_names:
+            table = table.set_column(
+                table.column_names.index("params"),
+                "params",
+                pa.array([_renamed_params(p, kind, version) for p in table.column("params").to_pylist()]),
+            )
+    table = conform(table, columns).select(list(columns))
+    meta = {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": run_id}
+    return table.cast(arrow_schema(columns, meta))
+
+
+def _renamed_params(text: str | None, kind: str, since: int) -> str | None:
+    if text is None:
+        return None
+    names = renamed(kind, since=since)
+    params = {names.get(k, k): v for k, v in json.loads(text).items()}
+    return json.dumps(params, sort_keys=True)  # as RunStore.write_case writes it
+
+
+def upgraded_manifest(m: dict[str, Any], columns: dict[str, str]) -> dict[str, Any]:
+    """The manifest as version 3: its columns, and the case labels under the new parameter names."""
+    out = {**m, "schema_version": SCHEMA_VERSION, "columns": columns}
+    if m.get("cases"):
+        out["cases"] = [{**c, "label": _renamed_label(c.get("label"))} for c in m["cases"]]
+    return {"schema_version": SCHEMA_VERSION, **{k: v for k, v in out.items() if k != "schema_version"}}
+
+
+def _renamed_label(label: Any) -> Any:
+    """'latency layernorm:module tokens=8 hidden=16' -> '... d=16' (core/case.py Case.label)."""
+    if not isinstance(label, str):
+        return label
+    words = label.split(" ")
+    names = renamed(words[0])
+    return " ".join(
+        f"{names[w.partition('=')[0]]}={w.partition('=')[2]}"
+        if "=" in w and w.partition("=")[0] in names
+        else w
+        for w in words
+    )
+
+
+def upgrade_run(store: RunStore, declare_v1: DeclareV1 | None = None, *, dry_run: bool = False) -> str:
+    """Upgrade one run in place (parts first, the manifest last) and say what was done, in one line."""
+    import pyarrow.parquet as pq
+
+    plan = plan_upgrade(store, declare_v1)
+    where = printable(str(store.path))
+    skipped = (
+        f"; left {len(plan.skipped)} unreadable part(s) as they are ({plan.skipped[0]})"
+        if plan.skipped
+        else ""
+    )
+    if not plan.needed:
+        return f"{where}: already at result schema version {SCHEMA_VERSION}{skipped}"
+    if (pid := live_writer(store.path)) is not None:
+        raise NormbenchError(f"{where}: a run (process {pid}) is writing it; upgrade it when it ends")
+    doing = "would upgrade" if dry_run else "upgraded"
+    text = (
+        f"{where}: {doing} from result schema version {plan.version} to {SCHEMA_VERSION} "
+        f"({len(plan.rewrite)} part(s) rewritten){skipped}"
+    )
+    if dry_run:
+        return text
+    for part in plan.rewrite:
+        table = upgraded_part(part, plan.columns, store.run_id)
+        atomic_write(part, lambda f, t=table: pq.write_table(t, f, write_page_checksum=True))
+    manifest = upgraded_manifest(store.manifest, plan.columns)
+    atomic_write_text(store.path / "manifest.json", json.dumps(manifest, indent=2, default=str))
+    store.manifest = manifest
+    return text
