@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from normbench.core.version import __version__
-from normbench.results.naming import open_run
+from normbench.results.lookup import open_run
 from normbench.results.store import read_stores
 
 __all__ = ["__version__", "load"]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from normbench.norms import get_norm
 from normbench.norms._inputs import make_input, perturb_params
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
+from normbench.timing.pages import apply_state, clear_state, default_state
 
 # (norm, impl, tokens, hidden): LayerNorm small and large, RMSNorm at the two shapes that read levels in fresh processes, a copy.
 DEFAULT_OPS = (
@@ -162,8 +163,6 @@ def run_processes(
     result, under the page state `pages` (default: timing/pages.py's). plain=True: the plain peer
     instead (measure_plain, no policy, the kernel's default pages). Returns [{"order": "forward"|"reversed",
     "results": {...}}, ...]."""
-    from normbench.timing.pages import default_state
-
     spec = {
         "ops": [op.__dict__ for op in ops],
         "threads": threads,
@@ -265,15 +264,11 @@ def _child(spec_json: str) -> None:
     spec = json.loads(spec_json)
     ops = [Op(**o) for o in spec["ops"]]
     if spec.get("plain"):  # what a user's own script gets: whatever the kernel gives a process
-        from normbench.timing.pages import clear_state
-
         clear_state()
         kw = {k: spec[k] for k in ("pairs", "min_run_time", "threads")}
         print(json.dumps(measure_plain(ops, **kw)))
         return
     if spec.get("pages"):  # before torch starts: its allocator reads the state at its first allocation
-        from normbench.timing.pages import apply_state
-
         apply_state(spec["pages"])
     result = measure_ops(
         ops,

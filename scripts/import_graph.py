@@ -4,6 +4,7 @@ tests/test_layers.py, long files and long functions. tests/test_layers.py reads 
 
     python scripts/import_graph.py                  # counts for ./normbench
     python scripts/import_graph.py --list           # ... and every circle, up-arrow, hidden door, long thing
+    python scripts/import_graph.py --floors         # the floors the imports draw, top first
     python scripts/import_graph.py --package OTHER/normbench --layers OTHER/tests/test_layers.py
 """
 
@@ -257,6 +258,33 @@ def package_loops(modules: dict[str, Module]) -> list[list[str]]:
     return strongly_connected({n for e in edges for n in e}, edges)
 
 
+def drawn_floors(modules: dict[str, Module]) -> list[list[str]]:
+    """The floors the code itself draws, bottom first: a package sits one floor above the highest package
+    it imports (module- and function-level imports alike), so every import points down. Needs no loops."""
+    deps: dict[str, set[str]] = defaultdict(set)
+    for a, b in runtime_edges(modules):
+        src, dst = layer_of(a), layer_of(b)
+        if src and dst:
+            deps[src]  # a package that imports only itself still has a floor
+            if src != dst:
+                deps[src].add(dst)
+    floor: dict[str, int] = {}
+
+    def height(pkg: str, seen: tuple[str, ...] = ()) -> int:
+        if pkg not in floor:
+            if pkg in seen:
+                raise ValueError(f"package loop through {pkg}: no floors can be drawn")
+            floor[pkg] = 1 + max((height(d, (*seen, pkg)) for d in deps[pkg]), default=-1)
+        return floor[pkg]
+
+    for pkg in list(deps):
+        height(pkg)
+    out: list[list[str]] = [[] for _ in range(1 + max(floor.values(), default=-1))]
+    for pkg, f in floor.items():
+        out[f].append(pkg)
+    return [sorted(level) for level in out]
+
+
 def report(package: Path, layers_file: Path, verbose: bool) -> None:
     modules = parse_package(package)
     free = torch_free(modules)
@@ -302,7 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", type=Path, default=PACKAGE, help="the normbench package directory")
     parser.add_argument("--layers", type=Path, default=LAYERS_FILE, help="the test file holding LAYERS")
     parser.add_argument("--list", action="store_true", help="list each circle, up-arrow and long thing")
+    parser.add_argument("--floors", action="store_true", help="draw the floors the imports imply, top first")
     args = parser.parse_args(argv)
+    if args.floors:
+        for level in reversed(drawn_floors(parse_package(args.package.resolve()))):
+            print("  ".join(level))
+        return 0
     report(args.package.resolve(), args.layers.resolve(), args.list)
     return 0
 

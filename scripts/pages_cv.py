@@ -73,22 +73,22 @@ def grid(quick: bool) -> list[tuple]:
     return [(n, t, h, d, m) for n in NORMS for t, h in SHAPES for d in DTYPES for m in MODES]
 
 
-def suite_text(cases: list[tuple]) -> str:
-    """One [[bench]] per case, in the given order."""
+def suite_text(cases: list[tuple], extra: list[str] = ()) -> str:
+    """One [[bench]] per case, in the given order; `extra` lines (`key = value`) go in every bench's params."""
     lines = ['name = "pages-cv"', "threads = 1", ""]
     for norm, tokens, hidden, dtype, mode in cases:
         lines += ["[[bench]]", 'kind = "latency"', f'norms = ["{norm}"]', "[bench.params]"]
-        lines += [f"tokens = {tokens}", f"d = {hidden}", f'dtype = "{dtype}"', f'mode = "{mode}"', ""]
+        lines += [f"tokens = {tokens}", f"d = {hidden}", f'dtype = "{dtype}"', f'mode = "{mode}"', *extra, ""]
     return "\n".join(lines)
 
 
-def run_normbench(cases: list[tuple], work: Path, pages: str | None) -> dict:
+def run_normbench(cases: list[tuple], work: Path, pages: str | None, extra: list[str] = ()) -> dict:
     """{case: median seconds} (and the case's huge_page_share under key ('share', case)) of one process."""
     import pandas as pd
 
     stamp = time.monotonic_ns()
     suite, results = work / f"suite-{stamp}.toml", work / f"results-{stamp}"
-    suite.write_text(suite_text(cases))
+    suite.write_text(suite_text(cases, extra))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     args = [sys.executable, "-m", "normbench", "run", str(suite), "--quiet", "--results", str(results)]
     proc = subprocess.run(
@@ -124,6 +124,15 @@ def main() -> None:
     ap.add_argument("--processes", type=int, default=10, help="fresh processes per side (default 10)")
     ap.add_argument("--pages", choices=("huge", "base"), help="normbench's page state (default: its own)")
     ap.add_argument("--quick", action="store_true", help="smoke test: 2 processes, 512x256 fp32 fwd")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a latency parameter for every case "
+        "(TOML value, e.g. min_run_s=1.0 or stat='\"min\"'); repeatable",
+    )
+    ap.add_argument("--raw", action="store_true", help="also print every process's median per case")
     args = ap.parse_args()
     n = 2 if args.quick else args.processes
     cases = grid(args.quick)
@@ -133,12 +142,18 @@ def main() -> None:
     pages = args.pages or default_state()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {kernel_thp()}")
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; normbench pages={pages}")
+    if args.param:
+        print(f"normbench parameters for every case: {', '.join(args.param)}")
     t0 = time.perf_counter()
     ours, peers = [], []
     with tempfile.TemporaryDirectory(prefix="pages-cv-") as tmp:
         for i in range(n):
             ordered = cases if i % 2 == 0 else cases[::-1]
-            ours.append(run_normbench(ordered, Path(tmp), pages))
+            ours.append(
+                run_normbench(
+                    ordered, Path(tmp), pages, args.param and [p.replace("=", " = ", 1) for p in args.param]
+                )
+            )
             peers.append(run_peer(ordered))
             print(f"  process pair {i + 1}/{n} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     counts = sorted({min(5, n), n})
@@ -154,6 +169,10 @@ def main() -> None:
             cells += f"{100 * ca:>8.1f}%{100 * cb:>10.1f}%"
             ok = ok and ca <= GOAL_RATIO * cb and ca <= GOAL_CV
         share = statistics.median(o.get(("share", case), float("nan")) for o in ours)
+        if args.raw:
+            print(
+                f"{'':<4}normbench µs: {' '.join(f'{v * 1e6:.0f}' for v in a)}; peer: {' '.join(f'{v * 1e6:.0f}' for v in b)}"
+            )
         met += ok
         label = " ".join(str(c) for c in case)
         print(

@@ -44,27 +44,6 @@ BENCH_REGISTRY = {"normbench.benches", "normbench.benches.base"}
 # Imports that must stay, each with its reason. (importer module, imported module). None today.
 ALLOWED: set[tuple[str, str]] = set()
 
-# Imports that go when another branch's work lands, each with what removes it. They are exempt from every
-# rule below, like ALLOWED, and test_every_pending_import_still_exists says when one can be dropped.
-PENDING = {
-    # removed by the schema-3 upgrade (tidy-schema branch): a version-1 run's columns re-derived from its
-    # stored suite (results/store.py _derive_columns), and the bench registry for a store created without
-    # declared columns.
-    ("normbench.results.store", "normbench.suite.expand"),
-    ("normbench.results.store", "normbench.suite.load"),
-    ("normbench.results.store", "normbench.benches"),
-    # results/store.py <-> manifest.py <-> naming.py: check_schema_version moves to results/schema.py and
-    # list_run_ids/latest_run_id from store.py to naming.py (tidy-schema branch owns store.py, manifest.py).
-    ("normbench.results.manifest", "normbench.results.store"),
-    ("normbench.results.store", "normbench.results.naming"),
-    # timing/cpu.py and cuda.py import Samples from timing/__init__.py, which imports them back inside
-    # timer_for: Samples moves to timing/samples.py (the pages branch owns timing/).
-    ("normbench.timing.cpu", "normbench.timing"),
-    ("normbench.timing.cuda", "normbench.timing"),
-}
-# Files whose function-level imports of torch-free modules stay until their owner (the pages branch)
-# hoists them; no other rule is relaxed for them.
-PENDING_HOISTS = ("normbench.benches.latency", "normbench.benches._latency.", "normbench.timing")
 # The root package (normbench/__init__.py) is the public facade (normbench.load, __version__): it may
 # import any layer; no module imports it (the version is read from normbench/core/version.py).
 
@@ -74,7 +53,7 @@ def violation(importer: str, target: str) -> str | None:
     src, dst = layer_of(importer), layer_of(target)
     if src is not None and dst is None:
         return "imports the root facade (normbench/__init__.py), which sits above every layer"
-    if src is None or src == dst or (importer, target) in ALLOWED | PENDING:
+    if src is None or src == dst or (importer, target) in ALLOWED:
         return None  # the root facade, or within one package
     if src not in RANK or dst not in RANK:
         return f"{src if src not in RANK else dst} is in no layer (add it to LAYERS)"
@@ -111,12 +90,6 @@ def test_every_allowed_import_still_exists():
     """A stale allow-list entry would silently permit a future upward import: each must still be needed."""
     edges = {(module_name(p), t) for p in PACKAGE.rglob("*.py") for t, _ in imports_of(p)}
     assert ALLOWED - edges == set()
-
-
-def test_every_pending_import_still_exists():
-    """When another branch removes a pending import, its entry goes too (else it would permit it again)."""
-    edges = {(module_name(p), t) for p in PACKAGE.rglob("*.py") for t, _ in imports_of(p)}
-    assert PENDING - edges == set()
 
 
 @pytest.mark.parametrize(
@@ -168,7 +141,7 @@ def test_a_kinds_helpers_serve_that_kind_alone():
 
 
 def exempt_edges() -> set[tuple[str, str]]:
-    return ALLOWED | PENDING
+    return ALLOWED
 
 
 def test_no_import_circle():
@@ -205,7 +178,6 @@ def hidden_doors() -> list[str]:
         and not e.type_only
         and e.target in free
         and (e.importer, e.target) not in at_top | exempt_edges() | pending_circle
-        and not e.importer.startswith(PENDING_HOISTS)
     ]
 
 
@@ -236,3 +208,4 @@ def test_a_hidden_door_is_seen(tmp_path):
 def test_a_circle_is_seen():
     edges = {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}
     assert graph.strongly_connected({"a", "b", "c", "d"}, edges) == [["a", "b", "c"]]
+

@@ -66,7 +66,7 @@ def test_suite_key_pages_validates_with_its_key_path(tmp_path):
     from normbench.suite.load import load_suite
 
     path = tmp_path / "bad.toml"
-    body = '[[bench]]\nkind = "latency"\nnorms = ["layernorm"]\n[bench.params]\ntokens = 8\nhidden = 8\n'
+    body = '[[bench]]\nkind = "latency"\nnorms = ["layernorm"]\n[bench.params]\ntokens = 8\nd = 8\n'
     path.write_text('name = "bad"\npages = "hug"\n' + body)
     with pytest.raises(SuiteError) as err:
         load_suite(path)
@@ -84,7 +84,7 @@ def test_a_pages_difference_is_a_timing_difference():
 
 def _run_case(tmp_path, child_env, state: str, **env) -> dict:
     results = tmp_path / state
-    args = ["run", "--bench", "latency", "--norms", "identity:copy", "--tokens", "2048", "--hidden", "2048"]
+    args = ["run", "--bench", "latency", "--norms", "identity:copy", "--tokens", "2048", "--d", "2048"]
     args += ["--preset", "fast", "--samples", "3", "--min-run-s", "0", "--pages", state, "--quiet"]
     proc = subprocess.run(
         [sys.executable, "-m", "normbench", *args, "--results", str(results)],
@@ -122,7 +122,7 @@ def test_report_warns_where_huge_pages_were_asked_for_and_not_obtained():
     from normbench.benches.latency import Latency
     from normbench.core.tables import ReportOptions
 
-    case = make_case("latency", "rmsnorm", "module", tokens=8, hidden=16)
+    case = make_case("latency", "rmsnorm", "module", tokens=8, d=16)
     base = {
         **case.params,
         "case_id": "c",

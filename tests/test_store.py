@@ -10,8 +10,9 @@ from _stores import create_store
 
 from normbench.core.case import Case, case_id
 from normbench.core.errors import NormbenchError
+from normbench.results.naming import latest_run_id, list_run_ids
 from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION
-from normbench.results.store import RunStore, latest_run_id, list_run_ids, read_runs
+from normbench.results.store import RunStore, read_runs
 
 PARAMS = {"tokens": 8, "d": 16, "dtype": "fp32", "eps": 1e-5, "copy_probe": False}
 

@@ -30,12 +30,21 @@ exception, a NotImplementedError of its own included, is `failed`.
 
 from __future__ import annotations
 
+from normbench.benches._latency.accuracy import measure_accuracy, recheck, recheck_stateful, run_outputs
+from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
 from normbench.benches._latency.placement import DEFAULT_PLACEMENTS
+from normbench.benches._latency.process import page_rows, process_rows, resident_extra_bytes
+from normbench.benches._memory import peak_memory_row
 from normbench.benches._samples import sample_stat, timing_rows
+from normbench.benches._tensors import check_device, check_dtype, make_step, unsupported_here
 from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.core.errors import SkipCase, UnavailableCase
 from normbench.core.params import Param
+from normbench.norms import get_norm
 from normbench.norms._inputs import INPUTS
+from normbench.timing import measure_interleaved, timer_for
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
+from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 MODES = ("fwd", "fwd+bwd")
@@ -141,22 +150,8 @@ class Latency(Bench):
 
         import torch
 
-        from normbench.benches._latency.accuracy import (
-            measure_accuracy,
-            recheck,
-            recheck_stateful,
-            run_outputs,
-        )
-        from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
         from normbench.benches._latency.placement import placement_count, placement_rows, rounds_for
-        from normbench.benches._latency.process import page_rows, process_rows, resident_extra_bytes
-        from normbench.benches._memory import peak_memory_row
-        from normbench.benches._tensors import check_device, check_dtype, make_step
-        from normbench.core.errors import UnavailableCase
-        from normbench.norms import get_norm
         from normbench.norms._inputs import make_input
-        from normbench.timing import measure_interleaved, timer_for
-        from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
         p = effective_params(case.params)
         keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy
@@ -283,8 +278,6 @@ def first_call(norm, impl: str, p: dict, x, grad_context):
 
     import torch
 
-    from normbench.benches._tensors import make_step, unsupported_here
-    from normbench.core.errors import SkipCase
     from normbench.norms._inputs import perturb_params
 
     dtype = x.dtype

@@ -14,9 +14,10 @@ from normbench.core.errors import NormbenchError, printable
 from normbench.core.plugins import ENV_VAR, installed_plugins
 from normbench.norms import all_norms
 from normbench.results.files import live_writer
-from normbench.results.naming import run_summaries
+from normbench.results.lookup import run_summaries
+from normbench.results.naming import list_run_ids
 from normbench.results.paths import check_results_dir
-from normbench.results.store import RunStore, list_run_ids
+from normbench.results.store import RunStore
 from normbench.suite.catalog import all_suites
 
 NAME = "list"

@@ -12,6 +12,9 @@ import typer
 
 from normbench.cli._common import RESULTS_DIR, cli_errors, out
 from normbench.core.errors import NormbenchError
+from normbench.results.lookup import open_run
+from normbench.results.upgrade import upgrade_run
+from normbench.suite.columns import version_1_columns
 
 NAME = "upgrade"
 PANEL = "Results"
@@ -32,10 +35,6 @@ def command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")] = False,
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
 ) -> None:
-    from normbench.results.naming import open_run
-    from normbench.results.upgrade import upgrade_run
-    from normbench.suite.columns import version_1_columns
-
     stores = [open_run(ref, results) for ref in runs or ([] if baselines else ["latest"])]
     if baselines is not None:
         if not baselines.is_dir():

@@ -31,6 +31,7 @@ from normbench.executors.ray_cluster import (  # noqa: F401  (import_ray: what c
 )
 from normbench.results.env import fingerprint_of_node
 from normbench.runner import RunOutcome, StopAfterCase, run_one, store_finished
+from normbench.timing.pages import apply_state
 
 _WORKER_CONTEXTS: dict[int, object] = {}
 
@@ -45,8 +46,6 @@ def run_case_in_worker(case, threads: int) -> dict:
     if state := os.environ.get(
         "NORMBENCH_PAGES"
     ):  # forwarded by ray_cluster.py; torch read its part at start
-        from normbench.timing.pages import apply_state
-
         apply_state(state)
     ctx = _WORKER_CONTEXTS.setdefault(threads, RunContext(threads=threads))
     rows, status, error = run_one(case, ctx)

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from normbench.core.errors import NormbenchError, printable
 from normbench.results.files import fsync_dir
-from normbench.results.store import RunStore, list_run_ids
+from normbench.results.naming import list_run_ids
+from normbench.results.store import RunStore
 
 BASELINES_DIR = Path(os.environ.get("NORMBENCH_BASELINES", "baselines"))
 FINGERPRINT_FIELDS = ("cpu", "cpu_count", "cpu_flags", "torch")

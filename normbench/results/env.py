@@ -16,6 +16,7 @@ from normbench.core.version import __version__
 from normbench.results import machine as c
 from normbench.timing.cache import cpu_llc_bytes
 from normbench.timing.cuda import device_info
+from normbench.timing.pages import process_state
 
 
 def own_checkout(path: Path) -> bool:
@@ -99,7 +100,6 @@ def fingerprint() -> dict:
 
     llc, source = cpu_llc_bytes()
     env.update(cpu_llc_mib=round(llc / 2**20, 1), cpu_llc_source=source)
-    from normbench.timing.pages import process_state
 
     env.update(process_state())  # pages (huge/base, as the CLI set it) and the kernel's THP settings
     env.update(machine_facts())

@@ -1,7 +1,7 @@
 """Run names. A new run's id is `<UTC time>-<suite>[-shard<i>of<N>][-<tag>]-<random>` or the name given with
 `run --run-id`; wherever a run is wanted a user may write its id, `latest` (the newest run of any suite) or
 `latest:SUITE` (the newest run of suite SUITE, by its manifest's start time), and normbench.load also takes a
-run folder's path. `list runs --format json` describes every run as data (run_summaries)."""
+run folder's path (results/lookup.py opens a run by any of these)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.core.errors import NormbenchError, printable
-from normbench.results.files import live_writer
+from normbench.results.manifest import read_manifest
 from normbench.results.paths import check_run_id
 
 LATEST = "latest"
@@ -51,8 +51,6 @@ def check_name(name: str, option: str, max_bytes: int) -> str:
 
 def resolve_run_ref(results: Path, ref: str) -> str:
     """The run id that `ref` names: itself, or the newest run (of one suite, for `latest:SUITE`)."""
-    from normbench.results.store import latest_run_id
-
     if ref == LATEST:
         return latest_run_id(results)
     if ref.startswith(LATEST + ":"):
@@ -75,9 +73,6 @@ def latest_of_suite(results: Path, suite: str) -> str:
 
 def run_manifests(results: Path) -> list[tuple[str, dict[str, Any]]]:
     """(run id, manifest) of every readable run in `results`, oldest first; damaged ones are left out."""
-    from normbench.results.manifest import read_manifest
-    from normbench.results.store import list_run_ids
-
     found = []
     for run_id in list_run_ids(results):
         try:
@@ -92,47 +87,21 @@ def is_run_path(ref: Any) -> bool:
     return isinstance(ref, os.PathLike) or (isinstance(ref, str) and ("/" in ref or os.sep in ref))
 
 
-def open_run(ref: str | os.PathLike, results: Path):
-    """The RunStore that `ref` names: a run id or `latest[:SUITE]` under `results`, or a run folder's path."""
-    from normbench.results.store import RunStore
-
-    if is_run_path(ref):
-        folder = Path(ref).resolve()
-        return RunStore.open(folder.parent, folder.name)
-    return RunStore.open(results, str(ref))
-
-
-def run_summaries(results: Path) -> list[dict[str, Any]]:
-    """One object per run, oldest first: what `list runs` prints, as data. A damaged run has status
-    'damaged' and the reason in `error`; a running one whose writer is gone is 'interrupted'."""
-    from normbench.results.store import RunStore, list_run_ids
-
-    rows = []
-    for run_id in list_run_ids(results):
+def list_run_ids(results_dir: Path) -> list[str]:
+    """Run ids in results_dir, oldest first (by the start time in each manifest; a damaged manifest
+    sorts first, so `latest` never lands on it by accident)."""
+    runs = []
+    for manifest in Path(results_dir).glob("*/manifest.json"):
         try:
-            store = RunStore.open(results, run_id)
-        except NormbenchError as exc:
-            rows.append({"run_id": run_id, "status": "damaged", "error": str(exc)})
-            continue
-        m = store.manifest
-        status = m.get("status", "unknown")
-        if status == "running" and live_writer(store.path) is None:
-            status = "interrupted"
-        env = m.get("env") or {}
-        rows.append(
-            {
-                "run_id": run_id,
-                "suite": m.get("suite"),
-                "tag": m.get("tag"),
-                "status": status,
-                "started": m.get("started"),
-                "cases_done": len(store.finished_case_ids()),
-                "cases_planned": len(m.get("cases") or []),
-                "shard": m.get("shard"),
-                "path": str(store.path),
-                "hostname": env.get("hostname"),
-                "cpu": env.get("cpu"),
-                "torch": env.get("torch"),
-            }
-        )
-    return rows
+            started = str(read_manifest(manifest).get("started", ""))
+        except NormbenchError:
+            started = ""
+        runs.append((started, manifest.parent.name))
+    return [name for _, name in sorted(runs)]
+
+
+def latest_run_id(results_dir: Path) -> str:
+    runs = list_run_ids(results_dir)
+    if not runs:
+        raise NormbenchError(f"no runs in {results_dir}/ yet: run `normbench run SUITE.toml` first")
+    return runs[-1]

@@ -16,7 +16,7 @@ from typing import Any
 from normbench.core.errors import NormbenchError, printable
 from normbench.results.files import atomic_write, atomic_write_text
 from normbench.results.manifest import read_manifest
-from normbench.results.naming import resolve_run_ref
+from normbench.results.naming import list_run_ids, resolve_run_ref
 from normbench.results.paths import check_run_id
 from normbench.results.schema import (
     SCHEMA_VERSION,
@@ -217,26 +217,6 @@ def _read_part(part: Path, hint: str = ""):
             f"; {hint}" if hint else ""
         )
         raise NormbenchError(printable(text)) from None
-
-
-def list_run_ids(results_dir: Path) -> list[str]:
-    """Run ids in results_dir, oldest first (by the start time in each manifest; a damaged manifest
-    sorts first, so `latest` never lands on it by accident)."""
-    runs = []
-    for manifest in Path(results_dir).glob("*/manifest.json"):
-        try:
-            started = str(read_manifest(manifest).get("started", ""))
-        except NormbenchError:
-            started = ""
-        runs.append((started, manifest.parent.name))
-    return [name for _, name in sorted(runs)]
-
-
-def latest_run_id(results_dir: Path) -> str:
-    runs = list_run_ids(results_dir)
-    if not runs:
-        raise NormbenchError(f"no runs in {results_dir}/ yet: run `normbench run SUITE.toml` first")
-    return runs[-1]
 
 
 def read_runs(results_dir: Path, run_ids: list[str]):

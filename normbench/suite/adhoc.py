@@ -15,8 +15,8 @@ from typing import Any
 from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError, Problem, SuiteError
 from normbench.core.params import Param, did_you_mean
-from normbench.suite.load import parse_suite
 from normbench.core.renames import renamed
+from normbench.suite.load import parse_suite
 
 SOURCE = "<command line>"
 

@@ -9,22 +9,12 @@ pages           huge or base pages: chosen once per process before torch allocat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from normbench.timing.cache import flush_buffer
+from normbench.timing.cpu import CpuTimer
+from normbench.timing.cuda import CudaTimer
+from normbench.timing.samples import SUMMED_EXTRAS, Samples
 
-# Samples.extra counters that add up over the rounds of measure_interleaved
-SUMMED_EXTRAS = ("minor_faults", "fault_samples", "timed_calls")
-
-
-@dataclass
-class Samples:
-    """Raw samples of one timed callable. times[i] is the mean time of one call within sample i
-    (sample i ran `inner` calls back to back)."""
-
-    times: list[float]
-    inner: int
-    timer: str
-    warmup: int
-    extra: dict = field(default_factory=dict)
+__all__ = ["SUMMED_EXTRAS", "Samples", "measure_interleaved", "timer_for"]
 
 
 def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **options):
@@ -33,21 +23,15 @@ def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **option
     if cache not in ("cold", "warm"):
         raise ValueError(f"cache must be 'cold' or 'warm', not {cache!r}")
     if device == "cpu":
-        from normbench.timing.cpu import CpuTimer
-
         if graph:
             raise ValueError("CUDA-graph timing needs device = cuda")
         if cache == "warm":
             return CpuTimer(**options)
         options.pop("min_run_s", None)  # one call per sample: nothing to raise
-        from normbench.timing.cache import flush_buffer
-
         timer = CpuTimer(between=flush_buffer("cpu"), inner=1, **options)
         timer.name = "cpu-perf_counter+llc-flush"
         return timer
     if device == "cuda":
-        from normbench.timing.cuda import CudaTimer
-
         options.pop("min_run_s", None)  # a CPU-side floor: CUDA events time each sample on the device
         return CudaTimer(cache=cache, graph=graph, **options)
     raise ValueError(f"no timer for device {device!r}")

@@ -26,8 +26,8 @@ import math
 import time
 from collections.abc import Callable
 
-from normbench.timing import Samples
 from normbench.timing.process import keep_allocator_warm, minor_faults
+from normbench.timing.samples import Samples
 
 DEFAULT_MIN_RUN_S = 0.05
 

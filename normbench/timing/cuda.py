@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from normbench.timing import Samples
+from normbench.timing.cache import flush_buffer
+from normbench.timing.samples import Samples
 
 MAX_INNER = 10_000  # warm mode: calls per sample at most
 MAX_GRAPH_CALLS = 200  # graph mode: calls captured per graph at most (each keeps its own allocations)
@@ -37,8 +38,6 @@ class CudaTimer:
         """inner: calls per sample in warm eager mode (None = calibrate to min_sample_s); cold mode
         always times one call per sample, graph mode calibrates its calls per graph."""
         import torch
-
-        from normbench.timing.cache import flush_buffer
 
         self.warmup = warmup
         self.samples = samples

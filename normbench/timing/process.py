@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import sys
 
+from normbench.timing.cache import flush_buffer
+
 M_TRIM_THRESHOLD = -1  # mallopt parameter numbers from glibc's malloc.h
 M_MMAP_MAX = -4
 TRIM_THRESHOLD = 2**31 - 1  # mallopt takes an int: the largest value
@@ -50,7 +52,6 @@ def reset_cache_state(device: str, cache: str):
     done (a GPU, or a cold case, whose timer flushes before every sample anyway). Why: docs/methodology.md, "Other process state"."""
     if device != "cpu" or cache != "warm":
         return None
-    from normbench.timing.cache import flush_buffer
 
     flush = flush_buffer("cpu")
     flush()

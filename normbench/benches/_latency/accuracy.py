@@ -25,6 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from normbench.norms._inputs import perturb_params
+from normbench.timing.process import tensor_bytes
+
 SUSPECT_RATIO = 2.0
 REL_FLOOR = 1e-3
 MEMO_BYTES = 256 * 2**20
@@ -237,8 +240,6 @@ def reference_key(norm, eager_name: str, built, xa, p: dict) -> tuple:
 
 def remember(cache: dict, key, value) -> None:
     """Store value under key, dropping the oldest entries while the memo holds more than MEMO_BYTES."""
-    from normbench.timing.process import tensor_bytes
-
     cache[key] = value
     while len(cache) > 1 and tensor_bytes(*(v[0] for v in cache.values())) > MEMO_BYTES:
         del cache[next(iter(cache))]
@@ -246,12 +247,8 @@ def remember(cache: dict, key, value) -> None:
 
 def memo_bytes(memo: dict) -> int:
     """Bytes of the float64 references the run's memo keeps alive."""
-    from normbench.timing.process import tensor_bytes
-
     return tensor_bytes(*(v[0] for v in memo.get(_MEMO_KEY, {}).values()))
 
 
 def _perturb(built, seed: int) -> None:
-    from normbench.norms._inputs import perturb_params
-
     perturb_params(built, seed)

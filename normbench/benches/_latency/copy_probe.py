@@ -3,14 +3,15 @@ bandwidth rows it anchors: GB/s, the probe's GB/s, the fraction of it, and the n
 
 from __future__ import annotations
 
+from normbench.benches._latency.roofline import device_name, nominal_peak
+from normbench.benches._samples import sample_stat
+from normbench.benches._tensors import make_step
+from normbench.norms import get_norm
+
 
 def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[dict]:
     """GB/s from the byte model at time t (the case's statistic); the copy probe's GB/s and the fraction of
     it (above 1 = implausible); the nominal peak where the device is in the table."""
-    from normbench.benches._latency.roofline import device_name, nominal_peak
-    from normbench.benches._samples import sample_stat
-    from normbench.norms import get_norm
-
     nbytes = norm.bytes_moved(impl, p["tokens"], p["d"], x.element_size(), p["mode"])
     gbps = nbytes / t / 1e9
     rows = [
@@ -53,8 +54,5 @@ def copy_step(x, mode: str, dy=None):
     """The copy probe's call: identity.copy (x.clone()) on the case's own tensor, in the case's mode. It is
     timed in the same case, interleaved with the norm (timing.measure_interleaved), by the same timer: same
     size, device, cache state and machine load. dy: the upstream gradient's values in fwd+bwd (make_step)."""
-    from normbench.benches._tensors import make_step
-    from normbench.norms import get_norm
-
     built = get_norm("identity").build("copy", x.shape[-1], eps=0.0, dtype=x.dtype, device=x.device)
     return make_step(built, x, mode, dy=dy)[0]

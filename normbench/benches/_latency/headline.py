@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from normbench.benches import get_bench
 from normbench.core.tables import ReportOptions, format_seconds
 
 BARE = ("device", "dtype", "mode")  # values that name themselves
@@ -45,8 +46,6 @@ def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, 
 def latency_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
     """Per shape: the fastest implementation, its speedup over the baseline and its fraction of the copy
     probe; one line per norm instead when there are many shapes. Then what to distrust."""
-    from normbench.benches import get_bench
-
     rec, keys = case_table(rows, opts.baseline)
     if rec.empty:
         return []

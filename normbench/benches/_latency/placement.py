@@ -24,6 +24,8 @@ fewer copies; `placements` records k).
 
 from __future__ import annotations
 
+from normbench.timing.process import tensor_bytes
+
 DEFAULT_PLACEMENTS = 1
 PLACEMENT_BUDGET_BYTES = 256 * 2**20  # extra copies kept resident while a case is timed, at most
 
@@ -31,8 +33,6 @@ PLACEMENT_BUDGET_BYTES = 256 * 2**20  # extra copies kept resident while a case 
 def placement_count(p: dict, x, step) -> int:
     """How many copies (k >= 1) this case times: the `placements` parameter, at most one per sample, 1
     on CUDA or in graph mode, and fewer where the copies would exceed PLACEMENT_BUDGET_BYTES."""
-    from normbench.timing.process import tensor_bytes
-
     if p["device"] != "cpu" or p["cuda_graph"]:
         return 1
     per_copy = tensor_bytes(x, *getattr(step, "own_tensors", [])) * (2 if p["copy_probe"] else 1)

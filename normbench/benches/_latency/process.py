@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from normbench.benches._latency.accuracy import memo_bytes
+from normbench.timing.pages import LOW_SHARE, huge_share, process_huge_share, process_state, tensor_ranges
+from normbench.timing.process import FAULT_SAMPLES_FLAG, keep_allocator_warm, tensor_bytes
+
 
 def process_rows(measured: dict, extra_bytes: int) -> list[dict]:
     """Page faults per timed call and the samples that took any (norm and copy probe), the `faulted` flag
     (a quarter of either's samples or more faulted), the allocator policy in force
     and the bytes the harness kept resident beside the case's tensors while timing (timing/process.py)."""
-    from normbench.timing.process import FAULT_SAMPLES_FLAG, keep_allocator_warm
-
     rows, faulted = [], False
     for name, prefix in (("norm", ""), ("copy", "copy_")):
         s = measured.get(name)
@@ -46,9 +48,6 @@ def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None, placed=())
     memoised float64 references, the copy probe's own tensors and the flush buffer (of the cold-cache
     timer, or `reset`, the one that set the cache state before a warm case) and the extra placements
     (`placed`: their input copies and steps, _latency/placement.py). copy_fn may be a list (one per placement)."""
-    from normbench.benches._latency.accuracy import memo_bytes
-    from normbench.timing.process import tensor_bytes
-
     kept = [acc[0].outputs] if acc is not None else []
     for fn in copy_fn if isinstance(copy_fn, list) else [copy_fn]:
         if fn is not None:
@@ -67,14 +66,6 @@ def page_rows(device: str, *tensors) -> list[dict]:
     process's anonymous memory, labelled with the process's page state, and `huge_pages_low` where huge pages were asked for and under half the bytes got
     them. Nothing on a GPU; NaN where /proc/self/smaps cannot be read (not Linux)."""
     import math
-
-    from normbench.timing.pages import (
-        LOW_SHARE,
-        huge_share,
-        process_huge_share,
-        process_state,
-        tensor_ranges,
-    )
 
     if device != "cpu":
         return []

@@ -13,6 +13,7 @@ that are the same in every row are moved to a note to keep the tables narrow.
 
 from __future__ import annotations
 
+from normbench.benches import get_bench
 from normbench.core.tables import Table, format_seconds
 
 KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "d"]
@@ -90,8 +91,6 @@ def _process_notes(ok, cases) -> list[str]:
 def _varying_keys(ok):
     """Row keys: the shape and settings in KEYS, then any other parameter the suite sweeps (eps, seed,
     samples, ...), so that one row holds one case per implementation."""
-    from normbench.benches import get_bench
-
     others = [k for k in get_bench("latency").params if k not in KEYS and k in ok.columns]
     present = [k for k in KEYS + others if k in ok.columns]
     varying = [k for k in present if ok[k].astype(str).nunique() > 1 or k in ("tokens", "d")]

@@ -5,6 +5,8 @@ HBM3 does 3350). Matched by substring of torch.cuda.get_device_name(), most spec
 
 from __future__ import annotations
 
+from normbench.core.host import cpu_model
+
 # (substring of the device name, nominal GB/s, the part the figure is for)
 NOMINAL_GBPS: list[tuple[str, float, str]] = [
     ("GB200", 8000.0, "B200 in GB200, HBM3e"),
@@ -44,6 +46,5 @@ def device_name(device: str) -> str:
 
     if device == "cuda":
         return torch.cuda.get_device_name()
-    from normbench.core.host import cpu_model
 
     return cpu_model()
