@@ -116,7 +116,12 @@ def test_warm_case_starts_from_the_flushed_cache_and_counts_the_buffer(monkeypat
             flushes.append(1)
 
     buffer = Counting(2**16)
-    monkeypatch.setattr(cache, "flush_buffer", lambda device="cpu": buffer)
+    import normbench.timing as timing_pkg
+    from normbench.timing import process
+
+    # the warm reset (timing/process.py) and the cold timer (timing/__init__.py) both take the process's buffer
+    monkeypatch.setattr(process, "flush_buffer", lambda device="cpu": buffer)
+    monkeypatch.setattr(timing_pkg, "flush_buffer", lambda device="cpu": buffer)
     m, _, status, error = run("latency", "rmsnorm", "module", tokens=64, d=128, memory=False)
     assert status == "ok", error
     assert m["cache_reset"] == 1.0 and len(flushes) == 1

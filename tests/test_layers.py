@@ -208,4 +208,3 @@ def test_a_hidden_door_is_seen(tmp_path):
 def test_a_circle_is_seen():
     edges = {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}
     assert graph.strongly_connected({"a", "b", "c", "d"}, edges) == [["a", "b", "c"]]
-

@@ -78,6 +78,7 @@ def plan_run(
     store = None
     if resume:
         store = RunStore.open(results, resume)
+        store.require_current()  # an older result schema is refused before anything is planned or said
         m = resumable(store)
         if suite is not None and Path(suite).resolve() != Path(m.suite_source).resolve():
             say(f"note: --resume uses the suite text stored in the run, not {suite}")
