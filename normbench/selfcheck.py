@@ -15,7 +15,7 @@ The measuring processes are prepared as `normbench run` prepares its own: the al
 same memory state and agreement measures the timers.
 
 Both timers run at the same thread count, one measurement at a time. The ops are normbench's own norm
-implementations on (tokens, hidden) inputs, in inference mode; the defaults include the shapes where
+implementations on (tokens, d) inputs, in inference mode; the defaults include the shapes where
 process state used to matter (RMSNorm 4096x1024 and 2048x2048). The timings themselves are a benchmark,
 not a test: tests check this logic on tiny ops only.
 """

@@ -2,21 +2,9 @@
 the clock's resolution and the loop's own overhead) and all samples together at least `min_run_s`, then take
 `samples` samples and keep them all.
 
-Why a floor on the whole run (measured on a 2-core EPYC VM, docs/methodology.md): the median of 15 samples moves only when 8 of them are disturbed,
-so what it withstands is set by the time the samples span. With 2 ms samples that was ~35 ms, about one
-scheduler slice of another process on a 2-core machine, and the tiny ops (LayerNorm 512x256, 58 us) were
-where a single process disagreed with torch.utils.benchmark by up to 19.5%. blocked_autorange times blocks
-of a power of ten calls (>= 0.2 ms and timer overhead <= 0.01% of the block: 1-10 ms, like our samples)
-until 0.2 s have passed: its blocks are no longer than ours, its window is 6x longer. It only ever raises
-the inner count; a cold-cache timer (inner = 1) keeps one call per sample. Measured in one process,
-alternating with blocked_autorange (LayerNorm 512x256, 1 thread):
-  load 0.8 (15 alternations): 35 ms window CV 2.4%, one of 15 medians 9.2% off torch's; 0.05 s window CV 0.9%
-      and 0.1 s 0.8%, none beyond 5%; torch's CV 0.8%;
-  load 7 (other jobs; 20 alternations, two runs): 35 ms window 1.15x and 1.32x torch's median, CV 22-33%;
-      0.1 s 1.008x and 1.018x, CV 9-12%; 0.2 s 1.02x, CV 8-13%; torch's CV 23-29%.
-DEFAULT_MIN_RUN_S = 0.05 s: on the quiet machine it already matches torch's spread, and it costs the 12-case
-grid of `make selfcheck-bench` about 0.5 s (1.19x -> 1.25x the blocked_autorange script with defaults, load
-0.8); 0.1 s cost 1.3 s there (1.49x at load 1). A shared machine is better served by min_run_s = 0.1-0.2.
+Why a floor on the whole run: the median of 15 samples moves only when 8 of them are disturbed, so what it
+withstands is the time the samples span; the measurements behind DEFAULT_MIN_RUN_S (0.05 s) are in
+docs/methodology.md, "Measuring honestly".
 """
 
 from __future__ import annotations
