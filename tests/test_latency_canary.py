@@ -116,3 +116,12 @@ def test_the_section_the_report_points_to_exists():
     from conftest import REPO
 
     assert "\n### Machine speed\n" in (REPO / "docs" / "methodology.md").read_text()
+
+
+@pytest.mark.parametrize("device,preset", [("cuda", "full"), ("cpu", "fast")])
+def test_no_reading_on_a_gpu_or_under_the_fast_preset(scripted, device, preset):
+    from normbench.benches._latency.process import machine_speed_reading, machine_speed_rows
+
+    scripted()  # a reading would raise StopIteration
+    reading = machine_speed_reading({"device": device, "preset": preset})
+    assert reading is None and machine_speed_rows(reading, reading) == []
