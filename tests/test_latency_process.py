@@ -107,7 +107,9 @@ def test_case_records_faults_policy_and_resident_bytes():
 def test_warm_case_starts_from_the_flushed_cache_and_counts_the_buffer(monkeypatch):
     """A warm CPU case rewrites the LLC once before its warm-up (the same flush buffer every case sees) and
     counts that buffer as resident; a cold case flushes per sample instead, so no reset row is set."""
+    from normbench import timing
     from normbench.timing import cache
+    from normbench.timing import process as timing_process
 
     flushes = []
 
@@ -116,12 +118,10 @@ def test_warm_case_starts_from_the_flushed_cache_and_counts_the_buffer(monkeypat
             flushes.append(1)
 
     buffer = Counting(2**16)
-    import normbench.timing as timing_pkg
-    from normbench.timing import process
-
-    # the warm reset (timing/process.py) and the cold timer (timing/__init__.py) both take the process's buffer
-    monkeypatch.setattr(process, "flush_buffer", lambda device="cpu": buffer)
-    monkeypatch.setattr(timing_pkg, "flush_buffer", lambda device="cpu": buffer)
+    # flush_buffer is imported by name where it is used: the cache reset (timing/process.py) and the
+    # cold-cache timer (timing/__init__.py)
+    for module in (timing, timing_process):
+        monkeypatch.setattr(module, "flush_buffer", lambda device="cpu": buffer)
     m, _, status, error = run("latency", "rmsnorm", "module", tokens=64, d=128, memory=False)
     assert status == "ok", error
     assert m["cache_reset"] == 1.0 and len(flushes) == 1
@@ -182,7 +182,7 @@ def test_fast_preset_times_only():
     ],
 )
 def test_only_an_unsupported_dtype_or_device_skips(exc, skipped):
-    from normbench.benches.latency import first_call
+    from normbench.benches._latency.first_call import first_call
     from normbench.core.errors import SkipCase
 
     class Raising:

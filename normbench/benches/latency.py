@@ -20,9 +20,13 @@ Each case stores, besides the raw time samples:
     and of the copy probe and the samples that took any, `faulted` when a quarter of either's samples did, whether the allocator
     policy was in force, and `resident_extra_bytes`, what the harness keeps alive beside the case's own
     tensors while it times (the outputs kept for the re-check, the memoised float64 references, the copy
-    probe's gradient tensors, the cold-cache flush buffer).
+    probe's gradient tensors, the cold-cache flush buffer, the canary's tensor);
+  * the machine's speed while the case was timed (CPU, not under preset fast; timing/canary.py): a fixed
+    canary kernel timed just before and just after the timed section, `canary_time` the slower reading and
+    `machine_slowdown` that over the fastest reading of the process (>= 1; flagged in the report from 1.10).
 
-Preset `fast` times only: no accuracy check, peak memory or copy probe (the report labels such cases).
+Preset `fast` times only: no accuracy check, peak memory, copy probe or canary (the report labels such
+cases).
 An implementation that raises for the case's dtype or device (torch's "... not implemented for 'Half'",
 "Could not run ... with arguments from the 'X' backend") is `skipped` with the reason; any other
 exception, a NotImplementedError of its own included, is `failed`.
@@ -32,13 +36,20 @@ from __future__ import annotations
 
 from normbench.benches._latency.accuracy import measure_accuracy, recheck, recheck_stateful, run_outputs
 from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
+from normbench.benches._latency.first_call import first_call
 from normbench.benches._latency.placement import DEFAULT_PLACEMENTS
-from normbench.benches._latency.process import page_rows, process_rows, resident_extra_bytes
+from normbench.benches._latency.process import (
+    machine_speed_reading,
+    machine_speed_rows,
+    page_rows,
+    process_rows,
+    resident_extra_bytes,
+)
 from normbench.benches._memory import peak_memory_row
 from normbench.benches._samples import sample_stat, timing_rows
-from normbench.benches._tensors import check_device, check_dtype, make_step, unsupported_here
+from normbench.benches._tensors import check_device, check_dtype, make_step
 from normbench.benches.base import Bench, CaseResult, register_bench
-from normbench.core.errors import SkipCase, UnavailableCase
+from normbench.core.errors import UnavailableCase
 from normbench.core.params import Param
 from normbench.norms import get_norm
 from normbench.norms._inputs import INPUTS
@@ -207,11 +218,13 @@ class Latency(Bench):
         # cache (dirty float64 lines included) is replaced by the same flush every case sees, then the warm-up
         # brings in the case's own working set (timing/process.py, "cache").
         reset = reset_cache_state(p["device"], p["cache"])
+        canary_before = machine_speed_reading(p)  # the machine's own speed, just before and just after
         extra_bytes = resident_extra_bytes(
             acc, fns.get("copy"), timer, ctx.memo, reset, placed=(copies[1:], steps[1:])
         )
         with grad_context():
             measured = measure_interleaved(timer, fns, rounds)
+        rows += machine_speed_rows(canary_before, machine_speed_reading(p))
         samples = measured["norm"]
         if "copy" in measured:
             ctx.memo[probe_key] = (measured["copy"], case.case_id)
@@ -267,52 +280,6 @@ class Latency(Bench):
         from normbench.benches._latency.report import latency_tables
 
         return latency_tables(frame, opts)
-
-
-def first_call(norm, impl: str, p: dict, x, grad_context):
-    """Build the implementation, give its parameters the case's values, and time its first call (for a
-    torch.compile'd implementation that call compiles: `compile_s`, kept out of latency). A dtype or
-    device the implementation does not support is a skipped case (see unsupported_here); any other
-    exception fails the case."""
-    import time
-
-    import torch
-
-    from normbench.norms._inputs import perturb_params
-
-    dtype = x.dtype
-    try:
-        built = norm.build(impl, p["d"], eps=p["eps"], dtype=dtype, device=p["device"])
-        perturb_params(built, p["seed"])
-        step, check = make_step(built, x, p["mode"])
-        graphs = _dynamo_graphs()
-        start = time.perf_counter()
-        with grad_context():
-            step()
-        if p["device"] == "cuda":
-            torch.cuda.synchronize()
-        first = time.perf_counter() - start
-        check("before timing")
-    except (NotImplementedError, RuntimeError) as exc:
-        if unsupported_here(exc):
-            raise SkipCase(f"{p['dtype']} on {p['device']}: {str(exc).splitlines()[0]}") from None
-        raise
-    rows = [{"metric": "first_call_s", "unit": "s", "value": first}]
-    if getattr(built.fn, "is_compiled", False):
-        # compile_graphs = 0: dynamo reused a graph an earlier case of this process compiled (same shape,
-        # dtype and mode), so compile_s is then only a first call
-        rows += [
-            {"metric": "compile_s", "unit": "s", "value": first},
-            {"metric": "compile_graphs", "unit": "graphs", "value": float(_dynamo_graphs() - graphs)},
-        ]
-    return built, step, check, rows
-
-
-def _dynamo_graphs() -> int:
-    import sys
-
-    utils = sys.modules.get("torch._dynamo.utils")
-    return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
 
 
 def effective_params(params: dict) -> dict:

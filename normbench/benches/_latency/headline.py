@@ -113,7 +113,10 @@ def _times(ratio: float) -> str:
 
 def _latency_distrust(rec: pd.DataFrame) -> list[str]:
     """Cases whose number should not be taken at face value: high spread, above the copy probe, page
-    faults in the timed calls, accuracy against float64 suspect."""
+    faults in the timed calls, timed while the machine ran slower than its best (machine_slowdown),
+    accuracy against float64 suspect."""
+    from normbench.benches._latency.report import SLOWDOWN_FLAG
+
     parts = []
     n = len(rec)
     if "high_spread" in rec and (spread := int(rec["high_spread"].fillna(False).astype(bool).sum())):
@@ -124,6 +127,8 @@ def _latency_distrust(rec: pd.DataFrame) -> list[str]:
         parts.append(f"{above} above the copy probe (⚠)")
     if "faulted" in rec and (faulted := int((rec["faulted"].fillna(0) > 0).sum())):
         parts.append(f"{faulted} page-faulted")
+    if "machine_slowdown" in rec and (slowed := int((rec["machine_slowdown"] >= SLOWDOWN_FLAG).sum())):
+        parts.append(f"{slowed} on a slowed machine (up to {rec['machine_slowdown'].max():.2f}×)")
     lines = ["distrust: " + "; ".join(parts)] if parts else []
     if "accuracy_suspect" in rec:
         checked = rec[rec["accuracy_suspect"].notna()]

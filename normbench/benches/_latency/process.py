@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from normbench.benches._latency.accuracy import memo_bytes
+from normbench.timing import canary
 from normbench.timing.pages import LOW_SHARE, huge_share, process_huge_share, process_state, tensor_ranges
 from normbench.timing.process import FAULT_SAMPLES_FLAG, keep_allocator_warm, tensor_bytes
 
@@ -46,8 +47,9 @@ def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None, placed=())
     """Bytes of tensors the harness keeps alive while the case is timed, beside the case's own input,
     parameters and gradients: the implementation's outputs kept for the re-check after timing, the
     memoised float64 references, the copy probe's own tensors and the flush buffer (of the cold-cache
-    timer, or `reset`, the one that set the cache state before a warm case) and the extra placements
-    (`placed`: their input copies and steps, _latency/placement.py). copy_fn may be a list (one per placement)."""
+    timer, or `reset`, the one that set the cache state before a warm case), the extra placements
+    (`placed`: their input copies and steps, _latency/placement.py) and the canary's tensor once a case of
+    the process has used it (timing/canary.py). copy_fn may be a list (one per placement)."""
     kept = [acc[0].outputs] if acc is not None else []
     for fn in copy_fn if isinstance(copy_fn, list) else [copy_fn]:
         if fn is not None:
@@ -58,7 +60,7 @@ def resident_extra_bytes(acc, copy_fn, timer, memo: dict, reset=None, placed=())
     for buffer in (flush, reset):
         if buffer is not None and hasattr(buffer, "buf"):
             kept.append(buffer.buf)  # tensor_bytes counts a storage once
-    return tensor_bytes(*kept) + memo_bytes(memo)
+    return tensor_bytes(*kept) + memo_bytes(memo) + canary.resident_bytes()
 
 
 def page_rows(device: str, *tensors) -> list[dict]:
@@ -84,4 +86,26 @@ def page_rows(device: str, *tensors) -> list[dict]:
             "pages": state,
         },
         {"metric": "huge_pages_low", "unit": "bool", "value": float(low), "pages": state},
+    ]
+
+
+def machine_speed_reading(p: dict) -> float | None:
+    """A canary reading (timing/canary.py) for a CPU case outside the fast preset, else None. The first
+    reading of a process also takes the reference readings."""
+    if p["device"] != "cpu" or p.get("preset") == "fast":
+        return None
+    canary.reference()
+    return canary.read()
+
+
+def machine_speed_rows(before: float | None, after: float | None) -> list[dict]:
+    """`canary_time`, the slower of the canary readings taken just before and just after the timed section,
+    and `machine_slowdown`, that over the fastest reading of the process (>= 1): how much slower than its
+    own best the machine ran while the case was timed. Nothing where no reading was taken."""
+    if before is None or after is None:
+        return []
+    slower = max(before, after)
+    return [
+        {"metric": "canary_time", "unit": "s", "value": slower},
+        {"metric": "machine_slowdown", "unit": "ratio", "value": slower / canary.reference()},
     ]

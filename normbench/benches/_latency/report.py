@@ -18,6 +18,10 @@ from normbench.core.tables import Table, format_seconds
 
 KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "d"]
 IMPLAUSIBLE = "⚠ above copy"
+# machine_slowdown (timing/canary.py) from which a case is named in the report: this VM's calm-phase canary
+# readings agreed within 1-3% across processes, its slow phases read +35% (docs/methodology.md, Machine speed)
+SLOWDOWN_FLAG = 1.10
+SLOWDOWN_NAMED = 3  # cases named in the note, the slowest first
 
 
 def latency_tables(frame, opts) -> list[Table]:
@@ -56,8 +60,8 @@ def _without_reference(ok) -> str:
 
 
 def _process_notes(ok, cases) -> list[str]:
-    """The fast preset, said plainly; the cases whose timed calls took page faults (timing/process.py); and
-    those that asked for huge pages and did not get them (timing/pages.py)."""
+    """The fast preset, said plainly; the cases whose timed calls took page faults (timing/process.py); those
+    that asked for huge pages and did not get them (timing/pages.py); those timed on a slowed machine."""
     notes = []
     if "preset" in ok.columns and (ok["preset"] == "fast").any():
         n = ok.loc[ok["preset"] == "fast", "case_id"].nunique()
@@ -85,7 +89,31 @@ def _process_notes(ok, cases) -> list[str]:
             "⚠ Huge pages asked for and under half of the case's tensor bytes got them (`huge_page_share`; "
             f"docs/methodology.md, Pages): {labels}."
         )
+    if slowed := _slowed_machine_note(cases):
+        notes.append(slowed)
     return notes
+
+
+def _slowed_machine_note(cases) -> str:
+    """One line on the cases timed while the machine ran SLOWDOWN_FLAG or more times slower than its own best
+    (`machine_slowdown`, timing/canary.py): how many, the worst factor, the worst few by name."""
+    if "machine_slowdown" not in cases.columns:
+        return ""
+    hit = cases[cases["machine_slowdown"] >= SLOWDOWN_FLAG].sort_values("machine_slowdown", ascending=False)
+    if hit.empty:
+        return ""
+    named = [
+        f"{c} {t}x{h} {f:.2f}×"
+        for c, t, h, f in zip(hit["column"], hit["tokens"], hit["d"], hit["machine_slowdown"], strict=True)
+    ]
+    labels = ", ".join(named[:SLOWDOWN_NAMED]) + (", …" if len(named) > SLOWDOWN_NAMED else "")
+    measured = int(cases["machine_slowdown"].notna().sum())
+    return (
+        f"⚠ {len(hit)} of {measured} cases timed at machine_slowdown ≥ {SLOWDOWN_FLAG:.2f} "
+        f"(worst {hit['machine_slowdown'].iloc[0]:.2f}×: {labels}): the machine ran slower than its own best "
+        "while these were timed (a fixed canary kernel timed before and after; other jobs or the host): "
+        "compare their times with care — docs/methodology.md, Machine speed."
+    )
 
 
 def _varying_keys(ok):
