@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from normbench.benches import get_bench
+from normbench.benches._latency.notes import SLOWDOWN_FLAG
 from normbench.core.tables import ReportOptions, format_seconds
 
 BARE = ("device", "dtype", "mode")  # values that name themselves
@@ -115,8 +116,6 @@ def _latency_distrust(rec: pd.DataFrame) -> list[str]:
     """Cases whose number should not be taken at face value: high spread, above the copy probe, page
     faults in the timed calls, timed while the machine ran slower than its best (machine_slowdown),
     accuracy against float64 suspect."""
-    from normbench.benches._latency.report import SLOWDOWN_FLAG
-
     parts = []
     n = len(rec)
     if "high_spread" in rec and (spread := int(rec["high_spread"].fillna(False).astype(bool).sum())):
