@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test smoke lint bench bench-compare bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench pages-cv pages-rankings process-state
+.PHONY: setup test smoke lint bench bench-compare bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench pages-cv pages-rankings machine-speed process-state
 
 setup:
 	bash scripts/setup.sh
@@ -73,6 +73,10 @@ pages-cv:
 
 pages-rankings:
 	$(PY) scripts/pages_rankings.py
+
+# The machine's own speed over time vs a process's state (docs/methodology.md, "Machine speed"). Quiet machine.
+machine-speed:
+	$(PY) scripts/machine_speed.py
 
 # What moves a CPU latency inside one process (history, alignment, cache state, placement), A/B alternating.
 process-state:
