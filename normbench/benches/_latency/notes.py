@@ -3,9 +3,10 @@ faults while timing, huge pages asked for and not obtained, and cases timed on a
 
 from __future__ import annotations
 
-# machine_slowdown (timing/canary.py) from which a case is named in the report: this VM's calm-phase canary
-# readings agreed within 1-3% across processes, its slow phases read +35% (docs/methodology.md, Machine speed)
-SLOWDOWN_FLAG = 1.10
+# machine_slowdown (timing/canary.py) from which a case is named in the report: above the canary's own spread
+# (on the 2-core VM at 2 threads its median reading is ~1.10x its fastest, so 1.10 named 74 of 80 quick cases)
+# and below the slow phases seen there (+35%); docs/methodology.md, Machine speed
+SLOWDOWN_FLAG = 1.25
 SLOWDOWN_NAMED = 3  # cases named in the note, the slowest first
 
 
