@@ -125,3 +125,10 @@ def test_no_reading_on_a_gpu_or_under_the_fast_preset(scripted, device, preset):
     scripted()  # a reading would raise StopIteration
     reading = machine_speed_reading({"device": device, "preset": preset})
     assert reading is None and machine_speed_rows(reading, reading) == []
+
+
+def test_the_fast_preset_stores_no_page_rows(scripted):
+    """`fast` times only: the huge-page rows (a read of /proc/self/smaps, ~12 ms) are left out like the canary."""
+    m, _, status, error = run("latency", "layernorm", "module", tokens=8, d=16, preset="fast")
+    assert status == "ok", error
+    assert "huge_page_share" not in m and "time_median" in m

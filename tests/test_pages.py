@@ -85,7 +85,8 @@ def test_a_pages_difference_is_a_timing_difference():
 def _run_case(tmp_path, child_env, state: str, **env) -> dict:
     results = tmp_path / state
     args = ["run", "--bench", "latency", "--norms", "identity:copy", "--tokens", "2048", "--d", "2048"]
-    args += ["--preset", "fast", "--samples", "3", "--min-run-s", "0", "--pages", state, "--quiet"]
+    args += ["--accuracy-rows", "0", "--memory", "false", "--copy-probe", "false"]  # full preset, little else
+    args += ["--samples", "3", "--min-run-s", "0", "--pages", state, "--quiet"]
     proc = subprocess.run(
         [sys.executable, "-m", "normbench", *args, "--results", str(results)],
         env=child_env(**env),

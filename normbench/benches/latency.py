@@ -245,7 +245,8 @@ class Latency(Bench):
                 rows += acc_rows + [{"metric": "recheck_max_change", "unit": "abs", "value": change}]
 
         rows += timing_rows("time", samples)
-        if p["device"] == "cpu":  # one more call: its output and gradients sit where the timed calls' did
+        if p["device"] == "cpu" and p.get("preset") != "fast":  # fast: times only (smaps costs ~12 ms a case)
+            # one more call: its output and gradients sit where the timed calls' did
             with grad_context():
                 output = step()
             grads = [t.grad for t in (*step.own_tensors, *built.params) if t.grad is not None]
@@ -283,7 +284,8 @@ class Latency(Bench):
 
 
 def effective_params(params: dict) -> dict:
-    """The case's parameters with its preset applied: `fast` turns off accuracy, memory and the copy probe."""
+    """The case's parameters with its preset applied: `fast` turns off accuracy, memory and the copy probe
+    (and the huge-page and machine-speed rows, which read them from the process beside the timing)."""
     p = dict(params)
     if p.get("preset") == "fast":
         p.update(copy_probe=False, accuracy_rows=0, memory=False)
