@@ -62,6 +62,9 @@ class StopAfterCase:
 
     def __enter__(self):
         self.previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        outer = getattr(self.previous.get(signal.SIGTERM), "__self__", None)
+        if isinstance(outer, SignalsBetweenGuards) and outer.pending:  # one came before this guard: its first
+            self.requested, self.signal = True, signal.Signals(outer.pending.pop(0))
         return self
 
     def _handle(self, signum, frame):
@@ -70,6 +73,29 @@ class StopAfterCase:
         self.requested, self.signal = True, signal.Signals(signum)
         name = "interrupt" if signum == signal.SIGINT else self.signal.name
         self.say(f"{name}: stopping after {self.what} (Ctrl-C again to stop now)")
+
+    def __exit__(self, *exc):
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+
+
+class SignalsBetweenGuards:
+    """The outermost guard of a command-line run. Between the executors' own guards (planning, writing the
+    run's record after a stop, shutting Ray down) a Ctrl-C or SIGTERM would otherwise meet the default
+    action and kill the process with its record half-written; here it is kept: the next StopAfterCase takes
+    it as its first signal, and one after the cases have stopped only waits for the record to be written."""
+
+    def __init__(self, say):
+        self.say = say
+        self.pending: list[int] = []
+
+    def __enter__(self):
+        self.previous = {s: signal.signal(s, self._keep) for s in StopAfterCase.SIGNALS}
+        return self
+
+    def _keep(self, signum, frame):
+        self.pending.append(signum)
+        self.say(f"{signal.Signals(signum).name}: stopping once the run's record is written")
 
     def __exit__(self, *exc):
         for s, handler in self.previous.items():

@@ -26,6 +26,7 @@ from normbench.core.errors import NormbenchError, printable
 from normbench.executors.ray_cluster import Interrupted
 from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
 from normbench.results.naming import check_new_run_name
+from normbench.runner import SignalsBetweenGuards
 from normbench.suite.adhoc import adhoc_run_suite
 from normbench.suite.catalog import resolve
 from normbench.timing.pages import apply_state, check_state, chosen_state
@@ -135,17 +136,18 @@ def command(
         return
 
     try:
-        store, outcome, remaining = execute_plan(
-            plan,
-            results,
-            threads=threads,
-            executor=runner,
-            progress=lambda n: RunProgress(n, quiet=quiet),
-            quiet=quiet,
-            say=_say,
-            run_id=run_id,
-            tag=tag,
-        )
+        with SignalsBetweenGuards(_say):
+            store, outcome, remaining = execute_plan(
+                plan,
+                results,
+                threads=threads,
+                executor=runner,
+                progress=lambda n: RunProgress(n, quiet=quiet),
+                quiet=quiet,
+                say=_say,
+                run_id=run_id,
+                tag=tag,
+            )
     except Interrupted as exc:  # before the first case (Ray's start-up): no run folder was made
         _say(f"{exc}" + (f"; run {plan.resumed.run_id} is unchanged" if plan.resumed else ""))
         raise typer.Exit(128 + int(exc.signal)) from None

@@ -229,7 +229,11 @@ def started_ray(address: str | None, jobs: int | None, cases, threads: int, say)
         if started_here or ray.is_initialized():
             # the run's outcome is already recorded: a signal now only shortens the shutdown
             with StopAfterCase(say, what="Ray's shutdown"), contextlib.suppress(KeyboardInterrupt):
-                ray.shutdown()
+                try:
+                    ray.shutdown()
+                finally:  # Ray's C++ shutdown leaves SIGTERM at SIG_DFL behind Python's back: re-arm
+                    for s in (signal.SIGINT, signal.SIGTERM):
+                        signal.signal(s, signal.getsignal(s))
 
 
 def task_options(case, threads: int, gpus: bool = True) -> dict:
