@@ -15,6 +15,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from normbench.timing.process import storages
+
 STATES = ("huge", "base")
 ENV_VAR = "NORMBENCH_PAGES"
 TORCH_ENV = "THP_MEM_ALLOC_ENABLE"  # c10/core/alloc_cpu.cpp: is_thp_alloc_enabled(), a static
@@ -208,18 +210,5 @@ def huge_share(ranges: list[tuple[int, int]], maps=None) -> float | None:
 
 
 def tensor_ranges(*objects) -> list[tuple[int, int]]:
-    """(address, nbytes) of each storage among tensors in objects (nested lists/tuples/dicts), once each."""
-    seen, out = set(), []
-    stack = list(objects)
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, list | tuple):
-            stack.extend(obj)
-        elif hasattr(obj, "untyped_storage") and obj.device.type == "cpu":
-            storage = obj.untyped_storage()
-            if storage.data_ptr() not in seen and storage.nbytes():
-                seen.add(storage.data_ptr())
-                out.append((storage.data_ptr(), storage.nbytes()))
-    return out
+    """(address, nbytes) of each CPU storage among tensors in objects (nested lists/tuples/dicts), once each."""
+    return [(ptr, nbytes) for ptr, nbytes, device in storages(*objects) if device == "cpu" and nbytes]

@@ -67,9 +67,10 @@ def minor_faults() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
 
 
-def tensor_bytes(*objects) -> int:
-    """Bytes held by the tensors in objects (tensors, or dicts/lists/tuples of them), each storage once."""
-    seen, total = set(), 0
+def storages(*objects) -> list[tuple[int, int, str]]:
+    """(address, nbytes, device type) of each storage among the tensors in objects (tensors, or nested
+    dicts/lists/tuples of them), each storage once."""
+    seen, out = set(), []
     stack = list(objects)
     while stack:
         obj = stack.pop()
@@ -81,5 +82,10 @@ def tensor_bytes(*objects) -> int:
             storage = obj.untyped_storage()
             if storage.data_ptr() not in seen:
                 seen.add(storage.data_ptr())
-                total += storage.nbytes()
-    return total
+                out.append((storage.data_ptr(), storage.nbytes(), obj.device.type))
+    return out
+
+
+def tensor_bytes(*objects) -> int:
+    """Bytes held by the tensors in objects (tensors, or dicts/lists/tuples of them), each storage once."""
+    return sum(nbytes for _, nbytes, _ in storages(*objects))
