@@ -107,30 +107,46 @@ class ModelConfig:
 
 
 class Attention(nn.Module):
-    """Multi-head self-attention (causal, or bidirectional for the masked objective) with separate q, k, v
-    projections (so DeepNorm's beta lands on exactly the paper's weights: v_proj and out_proj). `sub_norm`
+    """Multi-head attention with separate q, k, v projections (so DeepNorm's beta lands on exactly the
+    paper's weights: v_proj and out_proj). Self-attention by default (causal for the causal objective,
+    bidirectional for the masked one); cross-attention when `kv` (the encoder's output) is given.
+    `key_padding_mask` (B, S), True at padded keys, keeps every query from attending to them. `sub_norm`
     (Sub-LN) normalizes the heads' concatenated output before out_proj."""
 
-    def __init__(self, cfg: ModelConfig, sub_norm: NormLayer | None = None):
+    def __init__(self, cfg: ModelConfig, sub_norm: NormLayer | None = None, causal: bool | None = None):
         super().__init__()
         self.heads = cfg.heads
-        self.causal = cfg.objective == "causal"
+        self.causal = cfg.objective == "causal" if causal is None else causal
         self.q_proj = nn.Linear(cfg.d, cfg.d)
         self.k_proj = nn.Linear(cfg.d, cfg.d)
         self.v_proj = nn.Linear(cfg.d, cfg.d)
         self.out_proj = nn.Linear(cfg.d, cfg.d)
         self.sub_norm = sub_norm
 
-    def forward(self, x):  # x: (B, T, d)
+    def forward(self, x, kv=None, key_padding_mask=None):  # x: (B, T, d); kv: (B, S, d), default x
         B, T, d = x.shape
-        # (B, T, d) -> (B, H, T, d/H) for each of q, k, v
-        q, k, v = (
-            p(x).view(B, T, self.heads, d // self.heads).transpose(1, 2)
-            for p in (self.q_proj, self.k_proj, self.v_proj)
+        kv = x if kv is None else kv
+        S = kv.shape[1]
+        # (B, T, d) -> (B, H, T, d/H) for q; (B, S, d) -> (B, H, S, d/H) for k and v
+        q = self.q_proj(x).view(B, T, self.heads, d // self.heads).transpose(1, 2)
+        k, v = (
+            p(kv).view(B, S, self.heads, d // self.heads).transpose(1, 2) for p in (self.k_proj, self.v_proj)
         )
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, H, T, d/H)
+        if key_padding_mask is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, H, T, d/H)
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=self._allowed(key_padding_mask, T))
         y = y.transpose(1, 2).reshape(B, T, d)
         return self.out_proj(self.sub_norm(y) if self.sub_norm is not None else y)  # (B, T, d)
+
+    def _allowed(self, key_padding_mask, T: int):
+        """(B, 1, T, S) True where a query may attend: a real key (and, causal, not a later one). A padded
+        query row still sees its real keys, so no row is all False (which would give NaN)."""
+        allowed = ~key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
+        if self.causal:
+            S = key_padding_mask.shape[1]
+            allowed = allowed & torch.ones(T, S, dtype=torch.bool, device=allowed.device).tril()
+        return allowed
 
 
 class FFN(nn.Module):
@@ -164,17 +180,21 @@ class TransformerBlock(nn.Module):
         # DeepNorm's alpha; 1 for Post-LN, where the same equation is x <- LN(x + G(x))
         self.alpha = deepnorm_alpha(cfg.depth) if cfg.placement == "deepnorm" else 1.0
 
-    def forward(self, x):  # (B, T, d) -> (B, T, d)
-        if self.placement in ("post", "deepnorm"):
-            x = self.ln_attn(
-                self.alpha * x + self.attn(x)
-            )  # x_{l+1} = LN(alpha x_l + G(x_l)), DeepNet eq. §4.1
-            return self.ln_ffn(self.alpha * x + self.ffn(x))
-        if self.placement in ("pre", "subln"):  # Sub-LN's extra LNs live inside attn / ffn
-            x = x + self.attn(self.ln_attn(x))  # x_{l+1} = x_l + G(LN(x_l)), Xiong eq. (Pre-LN)
-            return x + self.ffn(self.ln_ffn(x))
-        x = x + self.ln_attn_out(self.attn(self.ln_attn(x)))  # sandwich / Peri-LN: x + LN'(G(LN(x)))
-        return x + self.ln_ffn_out(self.ffn(self.ln_ffn(x)))
+    def forward(self, x, key_padding_mask=None):  # (B, T, d) -> (B, T, d); key_padding_mask (B, T)
+        x = sublayer(self, x, lambda h: self.attn(h, key_padding_mask=key_padding_mask), "attn")
+        return sublayer(self, x, self.ffn, "ffn")
+
+
+def sublayer(block: nn.Module, x, branch, name: str):
+    """One residual sub-layer G = `branch` of `block` under its placement, with the block's norms
+    `ln_<name>` (and `ln_<name>_out` for sandwich / Peri-LN) and `block.alpha`. Shared by every block
+    (encoder, decoder, and an encoder-decoder's cross-attention) so each placement is written once."""
+    ln = getattr(block, f"ln_{name}")
+    if block.placement in ("post", "deepnorm"):
+        return ln(block.alpha * x + branch(x))  # x_{l+1} = LN(alpha x_l + G(x_l)), DeepNet eq. §4.1
+    if block.placement in ("pre", "subln"):  # Sub-LN's extra LNs live inside attn / ffn
+        return x + branch(ln(x))  # x_{l+1} = x_l + G(LN(x_l)), Xiong eq. (Pre-LN)
+    return x + getattr(block, f"ln_{name}_out")(branch(ln(x)))  # sandwich / Peri-LN: x + LN'(G(LN(x)))
 
 
 class DecoderLM(nn.Module):
