@@ -43,7 +43,8 @@ def store_run(
     overrides: list[str] | None = None,
 ) -> RunStore:
     """Jacobian rel_err rows (deterministic), one stability case over three seeds (final_loss, deterministic)
-    and, when `latency` maps impl -> median, latency cases of 12 tight raw samples (timing). `load`: the
+    and, when `latency` maps impl -> median, latency cases of 12 tight raw samples (timing) with their paired
+    ratios to a 10 µs reference (time_vs_ref). `load`: the
     1-minute load average stored with every case; `jitter`: this run's medians move by it (run to run)."""
     manifest = {"run_id": run_id, "started": run_id, "env": env or ENV, "suite": suite}
     store = create_store(root, {**manifest, **({"overrides": overrides} if overrides else {})})
@@ -72,9 +73,12 @@ def store_run(
     for k, (impl, median) in enumerate((latency or {}).items()):
         params = {"tokens": 64, "d": 256, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
         shift = 1 + jitter * (1 if k % 2 else -1)  # this run's state moves half the cases up, half down
-        rows = [
-            {"metric": "time", "unit": "s", "value": median * shift * (1 + (i - 5.5) / 400), "sample": i}
-            for i in range(12)
+        times = [median * shift * (1 + (i - 5.5) / 400) for i in range(12)]
+        rows = [{"metric": "time", "unit": "s", "value": t, "sample": i} for i, t in enumerate(times)]
+        # the paired ratio to a 10 µs reference timed in the same rounds (what compare gates by default)
+        rows += [
+            {"metric": "time_vs_ref", "unit": "ratio", "value": t / 1e-5, "sample": i}
+            for i, t in enumerate(times)
         ]
         write("latency", "layernorm", impl, params, rows)
     return store

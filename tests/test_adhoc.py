@@ -51,7 +51,7 @@ def test_every_problem_at_once_named_by_flag(cli, tmp_path):
     assert lines[:5] == [
         "<command line>: --tokns: not a parameter of bench kind 'latency' (did you mean '--tokens'?); it takes "
         "tokens, d, dtype, mode, device, cache, cuda_graph, input, eps, samples, warmup_calls, min_sample_s, "
-        "min_run_s, seed, placements, copy_probe, copy_reuse, accuracy_rows, memory, stat, preset",
+        "min_run_s, seed, placements, copy_probe, reference, pairing, accuracy_rows, memory, stat, preset",
         "<command line>: --norms: unknown norm 'rmsnrm'; one of batchnorm, dyt, identity, layernorm, powernorm, "
         "rmsnorm (did you mean 'rmsnorm'?)",
         "<command line>: --d: 'x' is not an integer",
@@ -97,7 +97,10 @@ def test_adhoc_run_report_and_compare_against_a_toml_run(cli, tmp_path, tiny_sui
     report = cli("report", adhoc_id, "--results", results)
     assert report.exit_code == 0 and "Latency: median time per call" in report.stdout
     # --allow-load: a shared test machine; the point here is that the two runs' cases match
-    compare = cli("compare", toml_id, adhoc_id, "--results", results, "--format", "json", "--allow-load")
+    # --absolute: the one case is the reference itself, without a copy probe: no paired ratio to compare
+    compare = cli(
+        "compare", toml_id, adhoc_id, "--results", results, "--format", "json", "--allow-load", "--absolute"
+    )
     assert compare.exit_code == 0, compare.output
     (record,) = [r for r in json.loads(compare.stdout)["records"] if r["metric"] == "time"]
     assert record["mark"] != "x" and record["base"] > 0 and record["new"] > 0  # compared, not "only in one"

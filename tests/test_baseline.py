@@ -123,7 +123,7 @@ def test_any_machine_falls_back_to_another_machines_baseline(dirs):
     result = _cli(*args, "--any-machine")
     data = json.loads(result.stdout)
     assert result.exit_code == 3 and "another machine than this run's" in result.stderr
-    assert data["counts"]["="] == 4 and [x["metric"] for x in data["not_compared"]] == ["time"]
+    assert data["counts"]["="] == 4 and [x["metric"] for x in data["not_compared"]] == ["time_vs_ref"]
     assert "environment differs: cpu: AMD EPYC 7763 -> Intel Xeon" in data["not_compared"][0]["reason"]
 
 

@@ -106,14 +106,31 @@ def test_a_planted_3x_latency_slowdown_is_a_regression(tmp_path):
     assert data["regressions"][0]["ratio"] > 2.9
 
 
-def test_timing_rows_on_a_busy_machine_are_not_comparable(tmp_path):
+def test_paired_ratios_compare_on_a_busy_machine_and_absolute_times_do_not(tmp_path):
+    """A paired ratio cancels the machine's speed: load above the core count, another hostname and core
+    count do not make it incomparable. Absolute seconds (--absolute) are x there."""
     medians = {impl: 1e-5 for impl in LATENCY_IMPLS[:2]}
     store_run(tmp_path, "base", latency=medians)
-    store_run(tmp_path, "new", latency=medians, load=5.0)
+    store_run(tmp_path, "new", latency=medians, load=5.0, env={**BUSY, "cpu_count": 4})
     data = _json(_compare(tmp_path, "--format", "json"))
-    reasons = {x["reason"] for x in data["not_compared"]}
+    assert data["exit_code"] == 0 and data["counts"]["x"] == 0, data["not_compared"]
+    absolute = _json(_compare(tmp_path, "--format", "json", "--absolute"))
+    reasons = {x["reason"] for x in absolute["not_compared"]}
+    assert reasons == {"environment differs: cpu_count: 2 -> 4"}
+    store_run(tmp_path, "new2", latency=medians, load=5.0)
+    absolute = _json(_compare(tmp_path, "--format", "json", "--absolute", new="new2"))
+    reasons = {x["reason"] for x in absolute["not_compared"]}
     assert reasons == {"new ran with load 5.0 above 2 cores (--allow-load to compare)"}
-    assert data["exit_code"] == 3 and data["counts"]["x"] == 2 and data["counts"]["="] == 4
+    assert absolute["exit_code"] == 3 and absolute["counts"]["x"] == 2
+
+
+def test_paired_ratios_need_the_same_cpu_model(tmp_path):
+    medians = {impl: 1e-5 for impl in LATENCY_IMPLS[:2]}
+    store_run(tmp_path, "base", latency=medians)
+    store_run(tmp_path, "new", latency=medians, env={**ENV, "cpu": "Intel Xeon"})
+    data = _json(_compare(tmp_path, "--format", "json"))
+    assert data["exit_code"] == 3 and data["counts"]["x"] == 2
+    assert all("cpu: AMD EPYC 7763 -> Intel Xeon" in x["reason"] for x in data["not_compared"])
 
 
 def test_runs_with_other_plugin_overrides_do_not_compare_times(tmp_path):
@@ -168,7 +185,7 @@ def test_every_bench_kind_has_compare_metrics_of_a_declared_kind():
     from normbench.benches import all_benches
 
     benches = all_benches()
-    timing = {"latency": ["time"], "block": ["time"]}
+    timing = {"latency": ["time_vs_ref", "time_vs_copy"], "block": ["time_vs_ref"]}
     deterministic = {
         "jacobian": ["rel_err"],
         "stability": ["final_loss"],
@@ -179,6 +196,9 @@ def test_every_bench_kind_has_compare_metrics_of_a_declared_kind():
         assert list(benches[kind].compare_metrics) == metrics
         tolerances = [benches[kind].compare_tolerance(m, params) for m in metrics]
         assert all((t is None) == (kind in timing) for t in tolerances), kind
+        if kind in timing:  # the paired ratios by default; seconds only under --absolute
+            assert set(benches[kind].paired_metrics) == set(metrics)
+            assert list(benches[kind].absolute_metrics) == ["time"]
 
 
 def test_a_deterministic_change_is_judged_by_the_factor_not_a_test_on_paired_values(tmp_path):

@@ -66,12 +66,12 @@ def test_placement_count_respects_samples_device_and_budget(monkeypatch):
     assert placement_count(_params(copy_probe=False), x, step) == 5
 
 
-def test_rounds_cover_every_copy_and_keep_the_probe_alternation():
-    assert rounds_for(_params(placements=1), 1) == 5  # 15 samples with a probe: 5 rounds of 3
-    assert rounds_for(_params(copy_probe=False), 1) == 1  # nothing to alternate with
-    assert rounds_for(_params(copy_probe=False), 4) == 4
+def test_one_round_per_sample_covers_every_copy():
+    assert rounds_for(_params(placements=1), 1) == 15  # one paired sample of every member per round
+    assert rounds_for(_params(copy_probe=False), 1) == 15  # the reference is always in the round set
+    assert rounds_for(_params(copy_probe=False), 4) == 15
     assert rounds_for(_params(samples=3), 3) == 3
-    assert rounds_for(_params(cuda_graph=True), 1) == 1
+    assert rounds_for(_params(cuda_graph=True), 1) == 1  # graphs are captured once: one round
 
 
 def test_copies_share_the_upstream_gradient_values_at_other_addresses():

@@ -117,8 +117,13 @@ def test_summary_numbers_are_the_tables(stored):
     assert result.exit_code == 0, result.output
     summary = result.stdout.split("\n\n")[0]
     # hidden 256: layernorm:functional 32 µs, layernorm:module 40 µs -> 1.25x; copy 8 µs -> 25%
-    assert "512×256: fastest layernorm:functional 32 µs, 1.25× layernorm:module, 25% of copy" in summary
-    assert "512×1024: fastest rmsnorm:module 100 µs, 1.2× layernorm:module, 30% of copy" in summary
+    assert (
+        "512×256: fastest layernorm:functional 32 µs, 1.25× faster than layernorm:module, 25% of copy"
+        in summary
+    )
+    assert (
+        "512×1024: fastest rmsnorm:module 100 µs, 1.2× faster than layernorm:module, 30% of copy" in summary
+    )
     assert "accuracy SUSPECT" in summary and "rmsnorm:module (1)" in summary
     assert "not all ok (ok/stuck/diverged): post 12 0/2/0" in summary
 
@@ -136,7 +141,7 @@ def test_every_line_fits_the_width_and_the_budget(stored, width):
 def test_full_bench_table_and_columns(stored):
     run = ["report", "r1", "--results", str(stored), "-f", "plain"]
     full = CliRunner().invoke(app, [*run, "--full"]).stdout
-    assert "speedup vs layernorm:module" in full and "Time = the median" in full  # notes kept
+    assert "fastest vs layernorm:module" in full and "Time = the median" in full  # notes kept
     only = CliRunner().invoke(app, [*run, "--bench", "stability"]).stdout
     assert "Stability:" in only and "Latency:" not in only and "latency " not in only.split("\n\n")[0]
     table = CliRunner().invoke(app, [*run, "--table", "bandwidth"]).stdout

@@ -5,6 +5,11 @@ model, core count, torch threads, CPU page state (huge or base pages), torch and
 the same, and neither side's stored 1-minute load average exceeded that run's core count. The hostname never matters: a
 CI runner has a fresh one every job.
 
+Paired ratios (latency's time_vs_ref and time_vs_copy) need the same CPU model and flags, threads, page
+state, software and GPU, but not an idle machine or the same core count: the machine's speed cancels
+from a ratio taken within one round, so they compare across runs at different load and across machines
+of one CPU model (a CI runner with a new hostname, a baseline saved last week).
+
 Deterministic metrics (Jacobian errors, losses after fixed-seed training, statistics at initialization)
 are the same bits on one machine, whatever its load or name. Only what changes the arithmetic can move them:
 the torch version (other kernels), the CPU instruction set (AVX-512 vs AVX2 kernel paths round
@@ -33,6 +38,21 @@ TIMING_FIELDS = (
     "overrides",
 )
 NUMERIC_FIELDS = ("torch", "instruction_set", "gpu", "cuda", "overrides")
+# Paired ratios (a time over the reference's or the copy probe's, taken in the same rounds: timing/paired.py)
+# cancel the machine's speed, so load, the core count and the hostname do not matter; what decides which
+# kernels ran and how they scale still does: the CPU model and flags, threads, page state, software, GPU.
+PAIRED_FIELDS = (
+    "cpu",
+    "instruction_set",
+    "torch_threads",
+    "pages",
+    "torch",
+    "python",
+    "gpu",
+    "cuda",
+    "cudnn",
+    "overrides",
+)
 
 
 def instruction_set(env: dict, other: dict) -> object:
@@ -77,6 +97,10 @@ def differences(base_env: dict, new_env: dict, fields: tuple[str, ...], allow: s
 
 def timing_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[str]:
     return differences(base_env, new_env, TIMING_FIELDS, allow)
+
+
+def paired_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[str]:
+    return differences(base_env, new_env, PAIRED_FIELDS, allow)
 
 
 def numeric_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[str]:

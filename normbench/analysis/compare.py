@@ -25,8 +25,19 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
+from normbench.analysis.comparability import (
+    busy_cases,
+    numeric_differences,
+    paired_differences,
+    timing_differences,
+)
 from normbench.analysis.noise import Noise, run_medians, run_to_run_noise, z_score
+from normbench.analysis.round_sets import (
+    confirm_across_references,
+    judge_against_round_sets,
+    round_set_of,
+    shift_note,
+)
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
 from normbench.benches import all_benches
 
@@ -49,6 +60,7 @@ class CompareOptions:
     alpha: float = 0.002
     allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
     allow_load: bool = False  # compare cases timed while the load exceeded the core count
+    absolute: bool = False  # also gate the benches' absolute times (Bench.absolute_metrics)
 
 
 @dataclass
@@ -68,6 +80,7 @@ def compare_frames(
         timing_differences(base_env, new_env, opts.allow_env),
         numeric_differences(base_env, new_env, opts.allow_env),
         {} if opts.allow_load else {**busy_cases(base, base_env, "base"), **busy_cases(new, new_env, "new")},
+        paired_differences(base_env, new_env, opts.allow_env),
     )
     result = Comparison([], [], [])
     for kind in sorted(set(base["bench"].dropna()) | set(new["bench"].dropna())):
@@ -76,7 +89,7 @@ def compare_frames(
         rows: list[CompareRow] = []
         if bench is not None:
             rows.extend(status_rows(kind, b, n, bench))
-            for metric, direction in bench.compare_metrics.items():
+            for metric, direction in gated_metrics(bench, opts).items():
                 metric_rows, noise = _metric_rows(kind, metric, direction, b, n, bench, opts, envs)
                 rows.extend(metric_rows)
                 if noise is not None:
@@ -86,9 +99,16 @@ def compare_frames(
                             f"{kind}/{metric}: the noise floor {noise.floor:.2f}x is above --factor "
                             f"{opts.factor:g}"
                         )
+        if bench is not None:
+            confirm_across_references(rows, bench.paired_metrics, opts.factor)
         rows.extend(uncovered_rows(kind, b, n, bench, rows))
         result.rows.extend(rows)
     return result
+
+
+def gated_metrics(bench, opts: CompareOptions) -> dict[str, str]:
+    """The metrics compare judges for a bench: its compare_metrics, and its absolute times under --absolute."""
+    return {**bench.compare_metrics, **(bench.absolute_metrics if opts.absolute else {})}
 
 
 @dataclass
@@ -96,6 +116,7 @@ class Envs:
     timing: list[str]  # differences that make times incomparable
     numeric: list[str]  # differences that may change deterministic values
     busy: dict[tuple[str, str], str]
+    paired: list[str]  # differences that make paired ratios incomparable (not load, not the machine's name)
 
 
 def _group_key(row, pool) -> str:
@@ -116,7 +137,7 @@ def _metric_rows(
 
     gb, gn = groups(base), groups(new)
     varying = varying_params(pd.concat([base["params"], new["params"]]))
-    out, judged = [], []
+    out, judged, in_sets = [], [], []
     for key in sorted(set(gb) | set(gn)):
         norm, impl, params = json.loads(key)
         label = describe_case(norm, impl, params, bench, varying)
@@ -142,7 +163,7 @@ def _metric_rows(
         if tolerance is not None:
             if not _deterministic_differs(row, a, b, tolerance, envs):
                 continue
-        elif reason := _timing_not_comparable(gb[key], gn[key], envs):
+        elif reason := _timing_not_comparable(gb[key], gn[key], envs, metric in bench.paired_metrics):
             row.mark, row.note = "x", reason
             continue
         pooled = _pooled_over_cases(gb[key], bench) and _pooled_over_cases(gn[key], bench)
@@ -164,22 +185,34 @@ def _metric_rows(
             )
             row.note = _join(row.note, spread)
         judged.append((row, run_medians(gb[key], direction), run_medians(gn[key], direction), tolerance))
+        if metric in bench.paired_metrics:
+            in_sets.append((row, round_set_of(gb[key]), round_set_of(gn[key])))
+    shifts = judge_against_round_sets(in_sets)
     timed = [(r, rb, rn) for r, rb, rn, tol in judged if tol is None]
     noise = run_to_run_noise(timed, kind, metric, opts.alpha)
+    if noise is not None and shifts:
+        noise.note = f"{noise.note}; {shift_note(kind, metric, shifts)}"
     lower_is_better = direction.startswith("lower")
     for row, runs_b, runs_n, tolerance in judged:
-        worse = row.ratio > opts.factor if lower_is_better else row.ratio < 1 / opts.factor
-        better = row.ratio < 1 / opts.factor if lower_is_better else row.ratio > opts.factor
+        ratio = row.judged_ratio
+        worse = ratio > opts.factor if lower_is_better else ratio < 1 / opts.factor
+        better = ratio < 1 / opts.factor if lower_is_better else ratio > opts.factor
         significant = row.p is None or row.p < opts.alpha
-        if tolerance is None and significant and noise and 0 < row.ratio < float("inf"):
+        if tolerance is None and significant and noise and 0 < ratio < float("inf"):
             bound = noise.sigma * math.sqrt(1 / len(runs_b) + 1 / len(runs_n)) * z_score(opts.alpha)
-            if abs(math.log(row.ratio)) <= bound:
+            if abs(math.log(ratio)) <= bound:
                 significant = False
                 row.note = f"within run-to-run noise (|log ratio| ≤ {bound:.2f})"
+        if row.shift:
+            row.note = _join(row.note, f"×{ratio:.3f} beyond its round set's ×{row.shift:.3f}")
         if worse or better:
             row.mark = ("+" if worse else "-") if significant else "~"
         elif tolerance is not None:
             row.mark = "~"  # beyond the tolerance but within the factor: changed, not enough to gate on
+        elif significant and noise and row.p is not None and ratio != 1:
+            # a timing change beyond the run-to-run noise, yet within the factor: changed, below the gate
+            row.mark = "~"
+            row.note = _join(row.note, f"changed ×{ratio:.3f}, within --factor {opts.factor:g}")
     return out, noise
 
 
@@ -217,7 +250,11 @@ def _deterministic_differs(row: CompareRow, a, b, tolerance, envs: Envs) -> bool
     return True
 
 
-def _timing_not_comparable(group_b, group_n, envs: Envs) -> str:
+def _timing_not_comparable(group_b, group_n, envs: Envs, paired: bool) -> str:
+    """Why two groups' times cannot be compared, or "". A paired ratio (a time over another timed in the
+    same rounds) cancels the machine's speed: load and the core count do not matter to it."""
+    if paired:
+        return "environment differs: " + "; ".join(envs.paired) if envs.paired else ""
     if envs.timing:
         return "environment differs: " + "; ".join(envs.timing)
     loaded = [

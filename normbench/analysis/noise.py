@@ -38,7 +38,7 @@ def run_to_run_noise(judged, kind: str, metric: str, alpha: float) -> Noise | No
     which did not change (an empirical null: 1.4826·MAD of the log ratios / √2). Fewer than 8 cases: no gate."""
     import numpy as np
 
-    usable = [(r, b, n) for r, b, n in judged if r.ratio and 0 < r.ratio < float("inf")]
+    usable = [(r, b, n) for r, b, n in judged if r.judged_ratio and 0 < r.judged_ratio < float("inf")]
     multi = [
         np.std(np.log(b), ddof=1) ** 2 + np.std(np.log(n), ddof=1) ** 2
         for _, b, n in usable
@@ -47,7 +47,7 @@ def run_to_run_noise(judged, kind: str, metric: str, alpha: float) -> Noise | No
     if len(multi) >= 8:
         sigma, how = float(np.sqrt(np.mean(multi) / 2)), "pooled variance of the run medians given per side"
     elif len(usable) >= 8:
-        logs = np.log([r.ratio for r, _, _ in usable])
+        logs = np.log([r.judged_ratio for r, _, _ in usable])
         sigma = float(1.4826 * np.median(np.abs(logs - np.median(logs))) / np.sqrt(2))
         how = f"1.4826·MAD of the log ratios of {len(usable)} cases (most assumed unchanged)"
     else:

@@ -22,10 +22,21 @@ class CompareRow:
     note: str = ""
     unit: str = ""
     case_ids: frozenset[str] = frozenset()  # the stored cases this row speaks for
+    shift: float | None = (
+        None  # its round set's common change, which the row is judged beyond (round_sets.py)
+    )
+    round_set: str | None = None  # the round set (base run's label) of a paired ratio
 
     @property
     def regression(self) -> bool:
         return self.mark in ("+", "!")
+
+    @property
+    def judged_ratio(self) -> float | None:
+        """The ratio the marks judge: the change beyond the round set's common shift, where there is one."""
+        if self.ratio is None or not self.shift:
+            return self.ratio
+        return self.ratio / self.shift
 
 
 def describe_case(norm, impl, params: dict, bench, varying: frozenset[str] = frozenset()) -> str:

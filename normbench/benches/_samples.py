@@ -22,3 +22,21 @@ def timing_rows(prefix: str, samples) -> list[dict]:
         for k in ("median", "p20", "p80", "iqr", "min")
     ]
     return rows
+
+
+def ratio_rows(prefix: str, ratios: list[float], **labels) -> list[dict]:
+    """Paired per-round ratios (timing/paired.py) as rows: one raw row per round (its index in `sample`),
+    then `<prefix>_median` and its 95% interval `<prefix>_lo` / `<prefix>_hi` (order statistics; NaN below
+    6 rounds). `labels` go on every row (the reference a ratio is taken against)."""
+    from normbench.timing.paired import median_interval
+
+    rows = [{"metric": prefix, "unit": "ratio", "value": r, "sample": i} for i, r in enumerate(ratios)]
+    mid, lo, hi = median_interval(ratios)
+    rows += [
+        {"metric": f"{prefix}_median", "unit": "ratio", "value": mid},
+        {"metric": f"{prefix}_lo", "unit": "ratio", "value": lo},
+        {"metric": f"{prefix}_hi", "unit": "ratio", "value": hi},
+    ]
+    for row in rows:
+        row.update(labels)
+    return rows

@@ -40,10 +40,18 @@ class CaseResult:
 @dataclass
 class RunContext:
     """Shared across the cases of one run: a memo for work several cases reuse (the training corpus),
-    and run-wide settings."""
+    and run-wide settings.
+
+    upcoming: the cases this process runs after the current one, in order (the local executor sets it;
+    empty under Ray, where each task runs one case). A bench may measure some of them together with the
+    current case (latency: every implementation at one shape in one set of paired rounds) and leave their
+    results in `ready` (case_id -> CaseResult, or the exception the case raised); the runner then returns
+    that result when the case's turn comes (runner.run_one) and the local executor runs such cases next."""
 
     threads: int
     memo: dict[Any, Any] = field(default_factory=dict)
+    upcoming: list[Case] = field(default_factory=list)
+    ready: dict[str, Any] = field(default_factory=dict)
 
 
 class Bench:
@@ -62,6 +70,12 @@ class Bench:
     # What `normbench compare` tests: metric -> "lower" or "higher" is better ("lower_abs": smaller magnitude). Raw samples (rows with a
     # sample index) or values pooled over the `compare_pool` parameters (seeds) feed the significance test.
     compare_metrics: ClassVar[dict[str, str]] = {}
+    # Timing metrics compared only with `compare --absolute` (seconds move with the machine's speed; the
+    # paired ratios in compare_metrics do not)
+    absolute_metrics: ClassVar[dict[str, str]] = {}
+    # Compare metrics that are paired ratios (timing/paired.py): load and the machine's name do not
+    # make them incomparable (analysis/comparability.py)
+    paired_metrics: ClassVar[tuple[str, ...]] = ()
     compare_pool: ClassVar[tuple[str, ...]] = ("seed",)
 
     def compare_tolerance(self, metric: str, params: dict[str, Any]) -> Tolerance | None:

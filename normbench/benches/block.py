@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from normbench.benches._block.names import BLOCKS, norm_of
 from normbench.benches._memory import peak_memory_row
-from normbench.benches._samples import sample_stat, timing_rows
+from normbench.benches._samples import ratio_rows, sample_stat, timing_rows
 from normbench.benches._tensors import check_device, check_dtype
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import DTYPES, STAT_PARAM
@@ -14,6 +14,7 @@ from normbench.core.params import Param
 from normbench.norms import get_norm
 from normbench.norms._inputs import make_input, perturb_params
 from normbench.timing import measure_interleaved, timer_for
+from normbench.timing.paired import paired_ratios
 
 
 @register_bench
@@ -24,11 +25,15 @@ class Block(Bench):
         "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
     )
     uses_norms = False
-    # compare: the block's time per call (raw samples; a timing metric, gated by machine and load)
-    compare_metrics = {"time": "lower"}
+    # compare: the block's time over the Linear's, paired round by round (timing/paired.py): the machine's
+    # speed cancels, so it compares at any load; the absolute time only under `compare --absolute`
+    compare_metrics = {"time_vs_ref": "lower"}
+    absolute_metrics = {"time": "lower"}
+    paired_metrics = ("time_vs_ref",)
     compare_pool = ()
-    # tensor: the folded-vs-unfolded error row; method: how peak_mem was measured; timer: time rows.
-    labels = {"tensor": str, "method": str, "timer": str}
+    # tensor: the folded-vs-unfolded error row; method: how peak_mem was measured; timer: time rows;
+    # reference: what time_vs_ref is a ratio to (the Linear alone).
+    labels = {"tensor": str, "method": str, "timer": str, "reference": str}
     params = {
         "block": Param(str, choices=BLOCKS, help="what follows the Linear (see benches/block.py)"),
         "tokens": Param(int, minimum=1, help="rows of the input"),
@@ -37,7 +42,7 @@ class Block(Bench):
         "device": Param(str, "cpu", choices=("cpu", "cuda")),
         "cache": Param(str, "warm", choices=("warm", "cold")),
         "eps": Param(float, 1e-5, exclusive_minimum=0.0),
-        "samples": Param(int, 15, minimum=3),
+        "samples": Param(int, 30, minimum=3, help="paired rounds of the block and the Linear alone"),
         "warmup_calls": Param(int, 3, minimum=0),
         "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0),
         "seed": Param(int, 0),
@@ -75,10 +80,15 @@ class Block(Bench):
             fns = {"block": lambda: fn(x)}
             if p["block"] != "linear":
                 fns["linear"] = lambda: linear(x)
-            measured = measure_interleaved(timer, fns, rounds=max(1, min(5, p["samples"] // 3)))
+            # one sample of each per round, the order shuffled with a seed from the case id (recorded)
+            seed = int(case.case_id[:8], 16)
+            measured = measure_interleaved(timer, fns, rounds=p["samples"], seed=seed)
             samples = measured["block"]
             linear_samples = measured.get("linear", samples)
         rows += timing_rows("time", samples)
+        rows.append({"metric": "round_seed", "unit": "seed", "value": float(seed)})
+        if p["block"] != "linear":
+            rows += ratio_rows("time_vs_ref", paired_ratios(samples, linear_samples), reference="linear")
         t, linear_t = sample_stat(samples.times, p["stat"]), sample_stat(linear_samples.times, p["stat"])
         rows += [
             {

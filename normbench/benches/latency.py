@@ -2,16 +2,18 @@
 torch.inference_mode, or forward+backward (gradients for the input and the parameters, reset before
 every call as an optimizer's zero_grad(set_to_none=True) would).
 
-Each case stores, besides the raw time samples:
-  * GB/s from the norm's byte model, and the copy probe (identity.copy on the same tensor, same mode,
-    timer and cache state, timed in alternation with the norm, so both see the same machine load):
-    `copy_fraction` says how close the norm comes to the bandwidth this machine delivers; above 1 it is
-    implausible (a byte model or timing error), flagged in the report; on a GPU the vendor's nominal peak
-    is shown beside it, labelled nominal. The probe depends only on (tokens, hidden, dtype, device, cache,
-    mode, graph) and the timer's settings, not on the norm: the first case of a process with that key
-    times it, later cases reuse it (`copy_reused` = 1, label `copy_from` = the case that timed it) instead
-    of timing it again (as long as the norm); `copy_reuse = false` times it in every case. The norm is timed
-    in the same rounds either way, so reuse never changes the norm's own protocol;
+Each case is timed in paired rounds with its reference implementation (`reference`, layernorm:module
+by default) and the copy probe (identity.copy on the same tensor, mode, timer and cache state), and with
+every other implementation the process runs at the same parameters (benches/_latency/round_set.py). It
+stores, besides the raw time samples:
+  * `time_vs_ref` and `time_vs_copy`: its time over the reference's and over the copy probe's, one raw
+    ratio per round, their median and its 95% interval (`_median`, `_lo`, `_hi`): the machine's speed
+    cancels from a ratio taken within one round, so these compare across runs at different load
+    (timing/paired.py; docs/methodology.md, "Paired rounds"). The reference itself has no time_vs_ref,
+    the copy probe no time_vs_copy;
+  * GB/s from the norm's byte model, and `copy_fraction`, how close the norm comes to the bandwidth the
+    copy probe reaches on this machine; above 1 it is implausible (a byte model or timing error), flagged
+    in the report; on a GPU the vendor's nominal peak is shown beside it, labelled nominal;
   * accuracy against a float64 reference of the same norm (benches/_latency/accuracy.py), re-checked after the
     timing loop;
   * the first call's time (the compile time of torch.compile'd implementations, never part of latency);
@@ -34,24 +36,12 @@ exception, a NotImplementedError of its own included, is `failed`.
 
 from __future__ import annotations
 
-from normbench.benches._latency.accuracy import measure_accuracy, recheck, recheck_stateful, run_outputs
-from normbench.benches._latency.copy_probe import bandwidth_rows, copy_probe_key, copy_step
-from normbench.benches._latency.first_call import first_call
 from normbench.benches._latency.placement import DEFAULT_PLACEMENTS
-from normbench.benches._latency.process import (
-    machine_speed_reading,
-    machine_speed_rows,
-    page_rows,
-    process_rows,
-    resident_extra_bytes,
-)
-from normbench.benches._memory import peak_memory_row
-from normbench.benches._samples import sample_stat, timing_rows
-from normbench.benches._tensors import check_device, check_dtype, make_step
-from normbench.benches.base import Bench, CaseResult, register_bench
-from normbench.core.errors import UnavailableCase
+from normbench.benches._latency.process import machine_speed_reading, machine_speed_rows
+from normbench.benches._tensors import check_device, check_dtype
+from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
-from normbench.norms import get_norm
+from normbench.norms import reference_problem
 from normbench.norms._inputs import INPUTS
 from normbench.timing import measure_interleaved, timer_for
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
@@ -77,20 +67,26 @@ class Latency(Bench):
     description = (
         "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
     )
-    compare_metrics = {"time": "lower"}
+    # compare gates the paired ratios: they cancel the machine's speed (analysis/comparability.py);
+    # absolute time only with `compare --absolute`
+    compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
+    absolute_metrics = {"time": "lower"}
+    paired_metrics = ("time_vs_ref", "time_vs_copy")
     compare_pool = ()
     # tensor/eager: accuracy rows (_latency/accuracy.py); method: how peak_mem was measured; timer: time rows;
     # policy: the allocator policy the allocator_warm row names (benches/_latency/process.py).
-    # copy_from: the case whose copy probe a case reuses (see copy_reuse).
     # pages: the process's page state behind huge_page_share (timing/pages.py).
+    # reference: what a time_vs_ref / time_vs_copy row is a ratio to; round_set: the case id of the case
+    # whose paired rounds timed this one (the cases of one round set are paired with each other).
     labels = {
         "tensor": str,
         "eager": str,
         "method": str,
         "timer": str,
         "policy": str,
-        "copy_from": str,
         "pages": str,
+        "reference": str,
+        "round_set": str,
     }
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),
@@ -109,7 +105,10 @@ class Latency(Bench):
         "cuda_graph": Param(bool, False, help="CUDA only: time graph replays, flush cost subtracted"),
         "input": Param(str, "normal", choices=INPUTS, help="input distribution (see benches/_tensors.py)"),
         "eps": Param(float, 1e-5, exclusive_minimum=0.0),
-        "samples": Param(int, 15, minimum=3, help="timed samples kept raw"),
+        # 30 rounds: the 95% interval of a median of per-round ratios spans the 10th to 21st of 30
+        # (timing/paired.py); the run floor min_run_s keeps the whole timing at the same length as 15
+        # longer samples did, so more rounds cost little
+        "samples": Param(int, 30, minimum=3, help="paired rounds, one timed sample of each member per round"),
         "warmup_calls": Param(int, 3, minimum=0, help="untimed calls before calibration"),
         "min_sample_s": Param(
             float,
@@ -131,11 +130,18 @@ class Latency(Bench):
             help="copies of the case's tensors its rounds cycle through (CPU): see benches/_latency/placement.py",
         ),
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
-        "copy_reuse": Param(
-            bool,
-            True,
-            help="reuse the copy probe an earlier case of this process timed at the same shape, dtype, "
-            "device, cache, mode and timer settings",
+        "reference": Param(
+            str,
+            "layernorm:module",
+            check=reference_problem,
+            help="the implementation every case is timed against in the same rounds (time_vs_ref)",
+        ),
+        "pairing": Param(
+            str,
+            "shape",
+            choices=("shape", "case"),
+            help="shape = every implementation at the same parameters in one set of rounds; case = each "
+            "case with its reference and the copy probe only",
         ),
         # 512 rows: the check's cost floor. Its verdict is a ratio to eager's error on the same rows, and
         # the max error grows only with the log of the elements compared: LayerNorm, RMSNorm, BatchNorm
@@ -157,36 +163,58 @@ class Latency(Bench):
         return []
 
     def run_case(self, case, ctx):
+        """Time the case in one round set with its reference, the copy probe and (pairing = "shape") the
+        later cases at the same parameters (benches/_latency/round_set.py); their results go to ctx.ready."""
         import gc
 
         import torch
 
-        from normbench.benches._latency.placement import placement_count, placement_rows, rounds_for
+        from normbench.benches._latency.member_rows import RoundSet, member_result
+        from normbench.benches._latency.placement import placement_count, rounds_for
+        from normbench.benches._latency.round_set import (
+            COPY,
+            peers_of,
+            place,
+            prepare,
+            round_seed,
+            timed_only,
+        )
         from normbench.norms._inputs import make_input
 
         p = effective_params(case.params)
         keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy
         check_device(p["device"])
-        norm = get_norm(case.norm)
-        if missing := norm.impls[case.impl].missing_requirement():
-            raise UnavailableCase(missing)
         dtype = getattr(torch, DTYPES[p["dtype"]])
         check_dtype(dtype, p["device"])
         x = make_input(
-            p["input"],
-            p["tokens"],
-            p["d"],
-            dtype=dtype,
-            device=p["device"],
-            seed=p["seed"],
-            eps=p["eps"],
+            p["input"], p["tokens"], p["d"], dtype=dtype, device=p["device"], seed=p["seed"], eps=p["eps"]
         )
 
         def grad_context():
             return torch.inference_mode(p["mode"] == "fwd")
 
-        built, step, check, rows = first_call(norm, case.impl, p, x, grad_context)
-        acc = measure_accuracy(norm, case.impl, built, x, p, ctx.memo) if p["accuracy_rows"] else None
+        owner = prepare(case, p, x, [x], grad_context, ctx.memo)  # its failure is the case's own
+        k = placement_count(p, x, owner.steps[0])
+        copies = [x] + [x.detach().clone() for _ in range(k - 1)]
+        owner.steps = place(owner, copies, p)
+        members = [owner]
+        for peer in peers_of(case, ctx, p, x):
+            try:
+                members.append(prepare(peer, p, x, copies, grad_context, ctx.memo))
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # that case's own outcome, recorded at its turn
+                ctx.ready[peer.case_id] = exc
+        labels = {m.label for m in members}
+        reference = p["reference"]
+        if reference not in labels:
+            try:
+                members.append(timed_only(reference, p, x, copies, grad_context))
+            except Exception:  # unavailable or unsupported here: the cases go without time_vs_ref
+                reference = None
+        copy = COPY if p["copy_probe"] else None
+        if copy and copy not in labels:
+            members.append(timed_only(COPY, p, x, copies, grad_context))
         timer = timer_for(
             p["device"],
             cache=p["cache"],
@@ -196,81 +224,55 @@ class Latency(Bench):
             min_sample_s=p["min_sample_s"],
             min_run_s=p["min_run_s"],
         )
-        # Rounds alternate the norm with its copy probe and cycle through the placements (copies of the
-        # case's tensors at other addresses, _latency/placement.py). Graph mode captures new graphs at every
-        # round: one round and one placement there.
-        k = placement_count(p, x, step)
-        rounds = rounds_for(p, k)
-        copies = [x] + [x.detach().clone() for _ in range(k - 1)]
-        dy = getattr(step, "dy", None)  # fwd+bwd: every copy's upstream gradient has the same values
-        steps = [step] + [make_step(built, xi, p["mode"], dy=dy)[0] for xi in copies[1:]]
-        fns = {"norm": steps}
-        probe_key = copy_probe_key(p, ctx.threads)
-        reused = ctx.memo.get(probe_key) if p["copy_probe"] and p["copy_reuse"] else None
-        if p["copy_probe"] and reused is None:
-            fns["copy"] = [copy_step(xi, p["mode"], dy=dy) for xi in copies]
-        # A defined state before timing: the accuracy check's temporaries are freed by reference counting as
-        # it returns (their memory stays with the allocator, see timing/process.py); a young-generation
-        # collection frees recent reference cycles. A full collection would cost ~0.25 s per case once torch
-        # is imported, and the timer keeps the collector off while it times.
+        # A defined state before timing: the accuracy checks' temporaries are freed by reference counting as
+        # they return (their memory stays with the allocator, see timing/process.py); a young-generation
+        # collection frees recent reference cycles (a full one would cost ~0.25 s once torch is imported,
+        # and the timer keeps the collector off while it times). Then a defined cache state: what earlier
+        # work left in the last-level cache is replaced by the same flush every case sees (timing/process.py).
         gc.collect(1)
-        # ... and a defined cache state: what the previous case or the accuracy check left in the last-level
-        # cache (dirty float64 lines included) is replaced by the same flush every case sees, then the warm-up
-        # brings in the case's own working set (timing/process.py, "cache").
         reset = reset_cache_state(p["device"], p["cache"])
         canary_before = machine_speed_reading(p)  # the machine's own speed, just before and just after
-        extra_bytes = resident_extra_bytes(
-            acc, fns.get("copy"), timer, ctx.memo, reset, placed=(copies[1:], steps[1:])
-        )
+        seed = round_seed(case)
         with grad_context():
-            measured = measure_interleaved(timer, fns, rounds)
-        rows += machine_speed_rows(canary_before, machine_speed_reading(p))
-        samples = measured["norm"]
-        if "copy" in measured:
-            ctx.memo[probe_key] = (measured["copy"], case.case_id)
-        copy_samples, copy_from = measured.get("copy"), None
-        if reused is not None:
-            copy_samples, copy_from = reused
-        check("after timing")  # a kernel that corrupts its output under repetition is caught here
-        t = sample_stat(samples.times, p["stat"])
-        if t <= 0:
-            raise RuntimeError(f"{p['stat']} time {t:.3g} s: the flush's cost swamps the call (graph mode)")
-        if acc is not None:
-            impl_cmp, acc_rows, (xa, dya) = acc
-            if norm.stateful:  # its output moves with its state: re-judged against the reference instead
-                err = recheck_stateful(norm, case.impl, built, impl_cmp, xa, dya, p)
-                rows += acc_rows + [{"metric": "recheck_err_abs", "unit": "abs", "value": err}]
+            measured = measure_interleaved(
+                timer, {m.label: m.steps for m in members}, rounds_for(p, k), seed=seed
+            )
+        speed = machine_speed_rows(canary_before, machine_speed_reading(p))
+        shared = RoundSet(
+            p,
+            x,
+            copies,
+            members,
+            measured,
+            reference,
+            copy,
+            timer,
+            reset,
+            speed,
+            case.case_id,
+            seed,
+            ctx.threads,
+            ctx.memo,
+            grad_context,
+        )
+        own: BaseException | None = None
+        result = None
+        for m in members:
+            if m.case is None:
+                continue
+            try:
+                outcome = member_result(m, shared)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                outcome = exc
+            if m is owner:
+                result, own = (None, outcome) if isinstance(outcome, BaseException) else (outcome, None)
             else:
-                change = recheck(impl_cmp, run_outputs(norm, built, xa, dya, p["mode"]))
-                rows += acc_rows + [{"metric": "recheck_max_change", "unit": "abs", "value": change}]
-
-        rows += timing_rows("time", samples)
-        if p["device"] == "cpu" and p.get("preset") != "fast":  # fast: times only (smaps costs ~12 ms a case)
-            # one more call: its output and gradients sit where the timed calls' did
-            with grad_context():
-                output = step()
-            grads = [t.grad for t in (*step.own_tensors, *built.params) if t.grad is not None]
-            rows += page_rows(p["device"], x, list(built.params), step.own_tensors, grads, output)
-        rows += placement_rows(samples, k)
-        rows += bandwidth_rows(norm, case.impl, x, p, t, copy_samples)
-        if p["copy_probe"]:
-            rows.append({"metric": "copy_reused", "unit": "bool", "value": float(copy_from is not None)})
-        rows += process_rows(measured, extra_bytes)
-        rows.append({"metric": "cache_reset", "unit": "bool", "value": float(reset is not None)})
-        rows += [
-            {"metric": k, "unit": "MHz", "value": v} for k, v in samples.extra.items() if k.endswith("_mhz")
-        ]
-        rows += [
-            {"metric": "inner_loops", "unit": "calls", "value": float(samples.inner)},
-            {"metric": "threads", "unit": "threads", "value": float(ctx.threads)},
-        ]
-        if p["memory"]:
-            rows.append(peak_memory_row(step, p["device"], grad_context))
-        for row in rows:
-            row.setdefault("timer", samples.timer)
-            if p["copy_probe"] and (row["metric"].startswith("copy_") or row["metric"] == "above_copy"):
-                row.setdefault("copy_from", copy_from or case.case_id)
-        return CaseResult(rows)
+                ctx.ready[m.case.case_id] = outcome
+        if own is not None:
+            raise own
+        return result
 
     def headline(self, frame, opts):
         from normbench.benches._latency.headline import latency_headline

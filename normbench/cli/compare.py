@@ -1,5 +1,7 @@
 """Compare two runs (BASE NEW), or a run with this machine's baseline of its suite (--baseline [NEW]).
-Timing metrics: ratio of medians and a Mann-Whitney U test, only on the same machine and unloaded;
+Timing: the paired ratios (latency's time_vs_ref and time_vs_copy: a time over one taken in the same
+rounds), whatever the load, on one CPU model; absolute times only with --absolute, on the same machine and
+unloaded. Each: ratio of medians and a Mann-Whitney U test against the run-to-run noise;
 deterministic metrics (Jacobian errors, losses, init statistics): by value, within a cross-machine
 tolerance. Marks: + worse, - better, ~ not significant, = unchanged, ! status regressed, x not comparable.
 Exit codes: 0 every case compared, no regression; 1 at least one regression (+ or !); 2 bad input;
@@ -81,6 +83,13 @@ def command(
         bool,
         typer.Option("--allow-load", help="Compare cases timed while the load exceeded the core count."),
     ] = False,
+    absolute: Annotated[
+        bool,
+        typer.Option(
+            "--absolute",
+            help="Also gate absolute times (seconds; same machine, unloaded), beside the paired ratios.",
+        ),
+    ] = False,
     fmt: Annotated[
         CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
@@ -106,7 +115,9 @@ def command(
 
     base_runs, new_runs, base_name = _open_runs(base, new, baseline, baselines, results, any_machine)
     new_name = ",".join(s.run_id for s in new_runs)
-    opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []), allow_load=allow_load)
+    opts = CompareOptions(
+        factor=factor, alpha=alpha, allow_env=set(allow_env or []), allow_load=allow_load, absolute=absolute
+    )
     base_frame = pd.concat([s.read() for s in base_runs], ignore_index=True)
     new_frame = pd.concat([s.read() for s in new_runs], ignore_index=True)
     _check_something_in_common(base_frame, new_frame, base_runs[0], new_runs[0])

@@ -136,3 +136,26 @@ def format_seconds(seconds: float) -> str:
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
+
+
+def times(factor: float) -> str:
+    """A factor to 3 significant figures, never in e-notation: 1.25×, 12.9×, 1738×."""
+    return f"{factor:.0f}×" if factor >= 100 else f"{factor:.3g}×"
+
+
+def versus_words(ratio: float, lo: float = float("nan"), hi: float = float("nan"), ref: str = "") -> str:
+    """A time ratio (this time over `ref`'s) in words, with its interval where there is one: "2.40× slower
+    than layernorm:module [2.37, 2.43]", "1.12× faster than ... [1.08, 1.15]" (the interval in the same
+    direction as the words), and "as fast as ... (time ratio 0.98–1.05)" when the interval holds 1."""
+    if pd.isna(ratio) or ratio <= 0:
+        return "—"
+    than = f" than {ref}" if ref else ""
+    if ratio == 1 and lo == hi == 1:  # the reference itself
+        return "—"
+    if pd.notna(lo) and pd.notna(hi) and lo <= 1 <= hi:
+        return " ".join(filter(None, ["as fast as", ref, f"(time ratio {lo:.3g}–{hi:.3g})"]))
+    word, factor, a, b = ("slower", ratio, lo, hi) if ratio > 1 else ("faster", 1 / ratio, 1 / hi, 1 / lo)
+    text = f"{times(factor)} {word}{than}"
+    if pd.notna(a) and pd.notna(b):
+        text += f" [{a:.3g}, {b:.3g}]"
+    return text

@@ -2,6 +2,24 @@
 
 Importing this package is cheap; `all_norms()` imports the norm files (and torch)."""
 
-from normbench.norms.registry import Built, Norm, all_norms, get_norm, impl, register_norm, variant_label
+from normbench.norms.registry import (
+    Built,
+    Norm,
+    all_norms,
+    get_norm,
+    impl,
+    reference_problem,
+    register_norm,
+    variant_label,
+)
 
-__all__ = ["Built", "Norm", "all_norms", "get_norm", "impl", "register_norm", "variant_label"]
+__all__ = [
+    "Built",
+    "Norm",
+    "all_norms",
+    "get_norm",
+    "impl",
+    "reference_problem",
+    "register_norm",
+    "variant_label",
+]

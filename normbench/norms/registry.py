@@ -239,3 +239,19 @@ def variant_label(norm, impl) -> str:
     return (
         f"{norm}:{impl}" if named and impl not in (registered.module_impl, registered.baseline) else str(norm)
     )
+
+
+def reference_problem(label: str) -> str | None:
+    """Why `label` names no registered implementation ("norm:impl"), or None: the check of a latency
+    suite's `reference`."""
+    from normbench.core.params import did_you_mean
+
+    norm, sep, impl = label.partition(":")
+    norms = all_norms()
+    if not sep or not impl:
+        return f"{label!r} must be norm:impl, e.g. 'layernorm:module'"
+    if norm not in norms:
+        return f"{norm!r} is not a registered norm" + did_you_mean(norm, sorted(norms))
+    if impl not in norms[norm].impls:
+        return f"{norm} has no implementation {impl!r}" + did_you_mean(impl, sorted(norms[norm].impls))
+    return None

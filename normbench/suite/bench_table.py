@@ -18,7 +18,11 @@ from normbench.suite.spec import BenchSpec
 BENCH_KEYS = {"kind", "label", "norms", "impls", "sweep", "params", "timeout_s"}
 
 
-def validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> BenchSpec | None:
+def validate_bench(
+    i: int, table: dict[str, Any], problems: list[Problem], defaults: dict[str, Any] | None = None
+) -> BenchSpec | None:
+    """defaults: suite-level values of bench parameters (the top-level `reference`), used by every bench
+    that has the parameter and does not set it itself."""
     where = f"bench[{i}]"
     before = len(problems)
     for key in table:
@@ -60,7 +64,10 @@ def validate_bench(i: int, table: dict[str, Any], problems: list[Problem]) -> Be
             problems.append(Problem(f"{where}", f"missing required parameter {key!r} (in sweep or params)"))
     if len(problems) > before:
         return None
-    resolved = {k: v.default for k, v in bench.params.items() if not v.required and k not in sweep}
+    defaults = defaults or {}
+    resolved = {
+        k: defaults.get(k, v.default) for k, v in bench.params.items() if not v.required and k not in sweep
+    }
     resolved.update(params)
     return BenchSpec(i, kind, label, norm_impls, sweep, resolved, timeout)
 

@@ -14,7 +14,7 @@ from normbench.core.params import Param, did_you_mean
 from normbench.suite.bench_table import TIMEOUT, check_cases, check_size, scalar_value, validate_bench
 from normbench.suite.spec import BenchSpec, Suite
 
-TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s", "pages"}
+TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s", "pages", "reference"}
 
 
 # Values from the suite file outside the bench parameters go through the same validator as those.
@@ -24,6 +24,8 @@ MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measur
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
 # CPU page state of the timing process (timing/pages.py); read before torch starts, by the CLI
 PAGES = Param(str, choices=("huge", "base"))
+# The implementation every latency case is timed against in the same rounds, for the whole suite (a bench
+# may set its own in [bench.params]); the latency bench's own parameter spec checks it.
 
 
 def validate_suite(data: dict[str, Any], source: str, text: str = "", included_benches: int = 0) -> Suite:
@@ -45,6 +47,8 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
     threads = scalar_value(data, "threads", THREADS, "", problems)
     scalar_value(data, "pages", PAGES, "", problems)
     timeout = scalar_value(data, "timeout_s", TIMEOUT, "", problems)
+    reference = scalar_value(data, "reference", _reference_param(), "", problems)
+    defaults = {"reference": reference} if reference is not None else {}
     tables = data.get("bench")
     specs: list[BenchSpec] = []
     if included_benches and tables is None:
@@ -57,7 +61,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         problems.append(Problem("bench", "required: one or more [[bench]] tables"))
     else:
         for i, table in enumerate(tables):
-            spec = validate_bench(i, table, problems)
+            spec = validate_bench(i, table, problems, defaults)
             if spec is not None:
                 spec.timeout_s = spec.timeout_s or timeout
                 specs.append(spec)
@@ -67,6 +71,12 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
     if problems:
         raise SuiteError(source, problems)
     return Suite(name.strip(), description, source, text, specs, claims, threads)
+
+
+def _reference_param() -> Param:
+    from normbench.benches import get_bench
+
+    return get_bench("latency").params["reference"]
 
 
 def _validate_claims(claims: Any, problems: list[Problem]) -> list[str]:

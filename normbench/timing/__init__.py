@@ -37,26 +37,35 @@ def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **option
     raise ValueError(f"no timer for device {device!r}")
 
 
-def measure_interleaved(timer, fns: dict, rounds: int) -> dict:
-    """Time several callables in alternation: `rounds` rounds, each taking a share of timer.samples
+def measure_interleaved(timer, fns: dict, rounds: int, seed: int | None = None) -> dict:
+    """Time several callables in paired rounds: `rounds` rounds, each taking a share of timer.samples
     samples of every callable in turn (the shares add up to timer.samples exactly), so that load from
-    other processes, which drifts over seconds on a shared machine, falls on all of them alike (a norm and
-    its copy probe, a block and its Linear). The first round warms up and calibrates each callable; later
-    rounds reuse its inner count, with one warm-up call to re-warm the caches the other callables just
-    used. A value of fns may be a list of callables, one per placement (the same call on its own copy of
-    the tensors): round r times placement r % len. Counters in Samples.extra (SUMMED_EXTRAS) are summed
-    over the rounds; other extras keep the last round's value; extra["round_sizes"] lists the samples each
-    round took, in order. Returns name -> Samples, raw times in order."""
+    other processes, which drifts over seconds on a shared machine, falls on all of them alike (a norm, its
+    reference and its copy probe; a block and its Linear). With `seed`, the order within each round is
+    shuffled by random.Random(seed) (randomized interleaved trials: no callable always runs first, after
+    the same neighbour); without it, the order of `fns`. The first round warms up and calibrates each
+    callable; later rounds reuse its inner count, with one warm-up call to re-warm the caches the other
+    callables just used. A value of fns may be a list of callables, one per placement (the same call on its
+    own copy of the tensors): round r times placement r % len. Counters in Samples.extra (SUMMED_EXTRAS)
+    are summed over the rounds; other extras keep the last round's value; extra["round_sizes"] lists the
+    samples each round took, in order (timing.paired pairs them round by round). Returns name -> Samples,
+    raw times in order."""
     import copy
+    import random
 
     rounds = max(1, min(rounds, timer.samples))
     shares = [timer.samples // rounds + (1 if r < timer.samples % rounds else 0) for r in range(rounds)]
     timers = {name: copy.copy(timer) for name in fns}
     for t in timers.values():
         t.planned_samples = timer.samples  # a floor on the whole run spreads over all rounds' samples
+    rng = random.Random(seed) if seed is not None else None
     merged: dict[str, Samples] = {}
     for r, share in enumerate(shares):
-        for name, fn in fns.items():
+        names = list(fns)
+        if rng is not None:
+            rng.shuffle(names)
+        for name in names:
+            fn = fns[name]
             if isinstance(fn, list | tuple):
                 fn = fn[r % len(fn)]
             t = timers[name]

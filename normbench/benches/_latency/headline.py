@@ -1,6 +1,6 @@
 """The latency bench's lines in the report summary (Latency.headline): per shape the fastest implementation,
-its speedup over the baseline and its fraction of the copy probe, or one line per norm when there are many
-shapes; then what to distrust. The numbers are the tables' (benches/_latency/report.py builds both)."""
+how much faster or slower than the baseline (the run's reference; the paired ratio with its interval) and
+its fraction of the copy probe, or one line per norm when there are many shapes; then what to distrust. The numbers are the tables' (benches/_latency/report.py builds both)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 
 from normbench.benches import get_bench
 from normbench.benches._latency.notes import SLOWDOWN_FLAG
-from normbench.core.tables import ReportOptions, format_seconds
+from normbench.core.tables import ReportOptions, format_seconds, versus_words
 
 BARE = ("device", "dtype", "mode")  # values that name themselves
 MAX_SHAPE_LINES = 6  # more shapes than this: one line per norm instead of one per shape
@@ -17,10 +17,12 @@ BASELINES = ("layernorm:module", "rmsnorm:module")
 
 def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, list[str]]:
     """One row per ok case (the report's case frame: keys, norm, impl, metrics, `time` = its statistic)
-    with `label` (norm:impl), `time_s`, `high_spread`, `baseline` and `speedup_vs_baseline` (the baseline's
-    time at the same keys over this case's); and the keys that tell the shapes apart."""
+    with `label` (norm:impl), `time_s`, `high_spread`, `baseline`, `vs_ratio` / `vs_lo` / `vs_hi` /
+    `vs_paired` (this case's time over the baseline's at the same keys, paired where the run allows:
+    _latency/versus.py) and `speedup_vs_baseline` (1 / vs_ratio); and the keys that tell the shapes apart."""
     from normbench.benches._latency.report import _case_frame, _varying_keys
-    from normbench.core.stats import high_spread
+    from normbench.benches._latency.versus import COLUMNS, versus
+    from normbench.core.stats import HIGH_SPREAD, high_spread
 
     ok = rows[rows["status"] == "ok"]
     if ok.empty or "time_median" not in set(ok["metric"]):
@@ -33,15 +35,32 @@ def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, 
     cases["high_spread"] = [
         bool(high_spread(m, q)) for m, q in zip(cases["time_median"], iqr.fillna(0.0), strict=True)
     ]
-    base = baseline or next((b for b in BASELINES if b in set(cases["label"])), None)
+    # A case timed in paired rounds is judged by its ratio, not its seconds (which carry the machine's
+    # phases): the 95% interval of its ratio to the copy probe (or to the reference) wider than 10%
+    for metric in ("time_vs_ref", "time_vs_copy"):
+        if f"{metric}_lo" in cases:
+            width = (cases[f"{metric}_hi"] - cases[f"{metric}_lo"]) / cases[f"{metric}_median"]
+            paired = width.notna()
+            cases.loc[paired, "high_spread"] = width[paired] > HIGH_SPREAD
+    base = baseline or default_baseline(ok, set(cases["label"]))
     cases["baseline"] = base
     if base is None:
+        cases[COLUMNS] = float("nan")
         cases["speedup_vs_baseline"] = float("nan")
         return cases, keys
-    base_time = cases[cases["label"] == base].groupby(keys, dropna=False)["time_s"].first().rename("_base")
-    cases = cases.join(base_time, on=keys)
-    cases["speedup_vs_baseline"] = cases.pop("_base") / cases["time_s"]
+    cases[COLUMNS] = versus(ok, cases, base, keys)
+    cases["speedup_vs_baseline"] = 1 / cases["vs_ratio"]
     return cases, keys
+
+
+def default_baseline(ok: pd.DataFrame, present: set[str]) -> str | None:
+    """What the run's ratios are taken against when the reader names nothing: the reference its cases
+    were timed against (the suite's `reference`), else the first of BASELINES the run holds."""
+    if "reference" in ok.columns:
+        refs = ok.loc[ok["metric"] == "time_vs_ref_median", "reference"].dropna()
+        if len(refs):
+            return str(refs.mode().iloc[0])
+    return next((b for b in BASELINES if b in present), None)
 
 
 def latency_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
@@ -76,8 +95,8 @@ def _shape_name(key: dict, params) -> str:
 def _shape_line(key: dict, group: pd.DataFrame, baseline: str | None, params) -> str:
     best = group.loc[group["time_s"].idxmin()]
     text = f"{_shape_name(key, params)}: fastest {best['label']} {format_seconds(best['time_s'])}"
-    if baseline and baseline != best["label"] and pd.notna(best.get("speedup_vs_baseline")):
-        text += f", {_times(best['speedup_vs_baseline'])} {baseline}"
+    if baseline and baseline != best["label"] and pd.notna(best.get("vs_ratio")):
+        text += ", " + versus_words(best["vs_ratio"], best["vs_lo"], best["vs_hi"], baseline)
     if pd.notna(best.get("copy_fraction")):
         text += f", {best['copy_fraction']:.0%} of copy"
     return text
@@ -97,19 +116,16 @@ def _norm_lines(contenders: pd.DataFrame, keys: list[str], baseline: str | None)
         per_shape = g.loc[g.groupby(keys, dropna=False)["time_s"].idxmin()]
         impls = per_shape["impl"].value_counts()
         text = f"{norm}, {len(per_shape)} shapes: fastest " + ", ".join(f"{i} {n}" for i, n in impls.items())
-        speed = per_shape["speedup_vs_baseline"].dropna() if "speedup_vs_baseline" in per_shape else []
-        if baseline and len(speed):
-            text += f"; median {_times(speed.median())} {baseline} ({speed.min():.2g}–{speed.max():.3g})"
+        ratio = per_shape["vs_ratio"].dropna() if "vs_ratio" in per_shape else []
+        if baseline and len(ratio):
+            text += f"; median {versus_words(ratio.median(), ref=baseline)}"
+            if len(ratio) > 1:
+                text += f" (time ratio {ratio.min():.2g}–{ratio.max():.3g})"
         copy = per_shape["copy_fraction"].dropna() if "copy_fraction" in per_shape else []
         if len(copy):
             text += f"; copy {copy.median():.0%}"
         lines.append(text)
     return lines
-
-
-def _times(ratio: float) -> str:
-    """A speedup to 3 significant figures, never in e-notation: 1.25×, 12.9×, 1738×."""
-    return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.3g}×"
 
 
 def _latency_distrust(rec: pd.DataFrame) -> list[str]:
@@ -119,7 +135,7 @@ def _latency_distrust(rec: pd.DataFrame) -> list[str]:
     parts = []
     n = len(rec)
     if "high_spread" in rec and (spread := int(rec["high_spread"].fillna(False).astype(bool).sum())):
-        parts.append(f"{spread}/{n} cases IQR > 10% of median (!)")
+        parts.append(f"{spread}/{n} cases spread > 10% (!: IQR of the time, or the paired ratio's interval)")
     # the copy probe timed against its own probe: above 1 is noise there, not implausible
     norms = rec[rec["norm"] != "identity"]
     if "above_copy" in rec and (above := int((norms["above_copy"].fillna(0) > 0).sum())):

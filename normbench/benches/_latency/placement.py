@@ -14,8 +14,8 @@ fresh processes alternating placements = 1 and 5 gave CV 22.3% vs 28.9% (10 pair
 memory, more chances of a slow draw. Hence opt-in: it answers "does placement move this case here?"
 through `placement_spread`, and users who find it large can average over copies.
 
-Rounds take the copies in turn (round r times copy r mod k; timing.measure_interleaved): with 15 samples
-and k = 5, 3 samples on each copy. `placement_spread` stores max/min of the per-copy medians; the copies
+Rounds take the copies in turn (round r times copy r mod k; timing.measure_interleaved): with 30 samples
+and k = 5, 6 samples on each copy. `placement_spread` stores max/min of the per-copy medians; the copies
 are timed in different rounds, so it also holds whatever changed between rounds (compare the case's IQR).
 k is 1 on CUDA and in graph mode (device memory is not paged by a hypervisor, and no evidence there;
 a GPU not yet measured), and the copies beyond the first are capped by PLACEMENT_BUDGET_BYTES of extra memory (then
@@ -41,13 +41,12 @@ def placement_count(p: dict, x, step) -> int:
 
 
 def rounds_for(p: dict, k: int) -> int:
-    """Rounds of measure_interleaved: at least one per copy; with a copy probe, up to 5 (3 samples each
-    by default) so the norm and its probe alternate; graph mode captures new graphs each round: one. The
-    count does not depend on whether the probe is reused, so the norm's protocol does not either."""
+    """Rounds of measure_interleaved: one sample of every member of the round set per round
+    (_latency/round_set.py), so each round gives one paired ratio, and round r times copy r mod k. Graph
+    mode captures new graphs each round: one round there (its ratios are then ratios of medians)."""
     if p["cuda_graph"]:
         return 1
-    alternating = max(1, min(5, p["samples"] // 3)) if p["copy_probe"] else 1
-    return min(p["samples"], max(k, alternating))
+    return max(k, p["samples"])
 
 
 def per_copy_medians(samples, k: int) -> list[float]:

@@ -1,7 +1,7 @@
 """Report tables of the latency bench:
 
 1. Latency: rows = shape and settings, columns = norm:impl, cells = time per call ('!' when the IQR is over
-   10% of the median), the fastest implementation and its speedup over the baseline.
+   10% of the median), the fastest implementation and how much faster than the baseline it is (paired).
 2. Bandwidth: the same grid, GB/s from the byte model and the fraction of the copy probe; a figure above
    the copy is marked implausible, never shown as a win.
 3. Norms head to head: per shape, the fastest implementation of each norm (and the copy probe).
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from normbench.benches import get_bench
 from normbench.benches._latency.notes import process_notes, without_reference
-from normbench.core.tables import Table, format_seconds
+from normbench.core.tables import Table, format_seconds, versus_words
 
 KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "d"]
 IMPLAUSIBLE = "⚠ above copy"
@@ -34,7 +34,7 @@ def latency_tables(frame, opts) -> list[Table]:
     ]
     if unjudged := without_reference(ok):
         notes.append(f"No float64 reference, so no accuracy rows (the norm declares none): {unjudged}.")
-    tables = _grid_tables(cases, keys, opts, notes) + [
+    tables = _grid_tables(ok, cases, keys, opts, notes) + [
         _head_to_head(cases, keys, notes),
         _per_impl(cases, keys),
     ]
@@ -74,16 +74,18 @@ def _case_frame(ok, keys):
     return cases.sort_values(keys + ["column"]).reset_index(drop=True)
 
 
-def _grid_tables(cases, keys, opts, notes) -> list[Table]:
+def _grid_tables(ok, cases, keys, opts, notes) -> list[Table]:
     """Time and bandwidth grids: one row per shape and settings, one column per norm:impl."""
     import pandas as pd
 
+    from normbench.benches._latency.headline import default_baseline
+    from normbench.benches._latency.versus import versus
     from normbench.core.stats import high_spread
 
     columns = sorted(cases["column"].unique())
-    baseline = opts.baseline or next(
-        (c for c in ("layernorm:module", "rmsnorm:module") if c in columns), columns[0]
-    )
+    baseline = opts.baseline or default_baseline(ok, set(columns)) or columns[0]
+    vs = versus(ok, cases.assign(label=cases["column"]), baseline, keys)
+    cases = cases.join(vs)
     time_rows, bw_rows = [], []
     for key, group in cases.groupby(keys, sort=True):
         cells = group.set_index("column")
@@ -107,20 +109,21 @@ def _grid_tables(cases, keys, opts, notes) -> list[Table]:
             best = contenders["time"].idxmin()
             row["fastest"] = best
             if baseline in cells.index:
-                row[f"speedup vs {baseline}"] = (
-                    f"{cells.loc[baseline, 'time'] / cells.loc[best, 'time']:.2f}x"
-                )
+                b = cells.loc[best]
+                words = versus_words(b["vs_ratio"], b["vs_lo"], b["vs_hi"])
+                row[f"fastest vs {baseline}"] = words + ("" if b["vs_paired"] else " (unpaired)")
         time_rows.append(row)
         bw_rows.append(bw)
     stat = "/".join(sorted(cases["stat"].unique())) if "stat" in cases.columns else "median"
     time_notes = [n for n in notes if n] + [
-        f"Time = the {stat} of each case's raw samples; ! = IQR above 10% of the median."
+        f"Time = the {stat} of each case's raw samples; ! = IQR above 10% of the median. fastest vs "
+        f"{baseline}: the median of the per-round ratios of times taken in the same paired rounds, with its "
+        "95% interval (unpaired: timed apart, a ratio of two times)."
     ]
     bw_notes = [
-        "GB/s from the byte model (docs/methodology.md); in brackets the fraction of the copy probe's GB/s, timed in "
-        "alternation with the norm of the first case of its shape, mode and cache state in the process and "
-        "reused by the others (copy_reused, copy_from); " + IMPLAUSIBLE + " = "
-        "implausible (a byte model or timing error), not a win."
+        "GB/s from the byte model (docs/methodology.md); in brackets the fraction of the copy probe's GB/s, "
+        "timed in the same paired rounds as the norm; " + IMPLAUSIBLE + " = implausible (a byte model or "
+        "timing error), not a win."
     ]
     return [
         Table(f"Latency: {stat} time per call", pd.DataFrame(time_rows), time_notes, keys),

@@ -1,0 +1,100 @@
+"""Paired ratios in `compare`, judged against their round set. Every case of a latency round set is a
+ratio to the same reference (time_vs_ref) or copy probe (time_vs_copy), timed in the same rounds
+(benches/_latency/round_set.py). Between two runs that reference's own level moves (its tensors' placement,
+the run's time window), and every member's ratio moves with it: measured on a quiet 2-core VM, two quick
+runs' time_vs_ref moved σ = 2.2–4.0% per run, of which a shift common to each round set removed half
+(1.5–2.4% left; docs/methodology.md, "Paired rounds"). So, like the run-level noise estimate
+(analysis/noise.py), compare assumes most members of a round set did not change: the median change of a
+set of at least MIN_MEMBERS members is its common shift, and each member is judged by its change beyond
+it. A regression of the reference itself still shows, in its own time_vs_copy; what no ratio can see is a
+change shared by most members of a set (a torch upgrade): `compare --absolute` on one machine, or the
+same-job A/B gate, is for that."""
+
+from __future__ import annotations
+
+import math
+from statistics import median
+
+import pandas as pd
+
+from normbench.analysis.rows import CompareRow
+
+MIN_MEMBERS = 4
+
+
+def round_set_of(group: pd.DataFrame) -> str | None:
+    """The one round set the rows of a case were timed in, else None (no label, or several runs)."""
+    if "round_set" not in group.columns:
+        return None
+    labels = group["round_set"].dropna().unique()
+    return str(labels[0]) if len(labels) == 1 else None
+
+
+def judge_against_round_sets(members: list[tuple[CompareRow, str | None, str | None]]) -> list[float]:
+    """Set each row's `shift` to the median ratio of its round set (the same set in both runs, with at
+    least MIN_MEMBERS members); returns the shifts found, one per set."""
+    sets: dict[tuple[str, str], list[CompareRow]] = {}
+    for row, base_set, new_set in members:
+        row.round_set = base_set if base_set == new_set or new_set else None
+        if base_set and new_set and row.ratio is not None and 0 < row.ratio < math.inf:
+            sets.setdefault((base_set, new_set), []).append(row)
+    shifts = []
+    for rows in sets.values():
+        if len(rows) < MIN_MEMBERS:
+            continue
+        shift = math.exp(median(math.log(r.ratio) for r in rows))
+        shifts.append(shift)
+        for r in rows:
+            r.shift = shift
+    return shifts
+
+
+def shift_note(kind: str, metric: str, shifts: list[float]) -> str:
+    """One line: how far the round sets moved as a whole (what each member was judged beyond)."""
+    if not shifts:
+        return ""
+    return (
+        f"{kind}/{metric}: {len(shifts)} round set(s) moved as a whole by ×{min(shifts):.3f}–×{max(shifts):.3f} "
+        "(their reference's own level); each case is judged by its change beyond its set's"
+    )
+
+
+def confirm_across_references(rows: list[CompareRow], paired: tuple[str, ...], factor: float) -> None:
+    """A case changed only if two references say so. A case timed against both (time_vs_ref and
+    time_vs_copy): a real change of its own moves its ratio to either by the same factor, while a change in
+    how one reference and the case share the machine (a copy is memory-bound, a norm partly compute-bound)
+    moves one ratio alone. The reference itself and the copy probe have one ratio (to each other); their
+    second witness is the rest of their round set: when the reference slows, every other member's
+    time_vs_ref drops together (the set's shift). A + or - that the second witness does not repeat (beyond
+    --factor, the same way) becomes ~ with the reason; without a second witness the one metric decides."""
+    if len(paired) < 2:
+        return
+    shifts = {(r.metric, r.round_set): r.shift for r in rows if r.shift and r.round_set}
+    by_case: dict[frozenset, list[CompareRow]] = {}
+    for row in rows:
+        if row.metric in paired and row.case_ids:
+            by_case.setdefault(row.case_ids, []).append(row)
+    for members in by_case.values():
+        for row in members:
+            if row.mark not in ("+", "-"):
+                continue
+            witnesses = [(o.metric, o.judged_ratio, o.mark) for o in members if o is not row]
+            if not witnesses:  # the reference or the probe: the other metric's shift of its round set
+                witnesses = [
+                    (f"its round set's {m}", 1 / shifts[(m, row.round_set)], None)
+                    for m in paired
+                    if m != row.metric and (m, row.round_set) in shifts
+                ]
+            agree = all(_same_way(row.mark, ratio, mark, factor) for _, ratio, mark in witnesses)
+            if witnesses and not agree:
+                said = ", ".join(f"{name} ×{ratio:.3f}" for name, ratio, _ in witnesses)
+                row.note = f"{row.note}; not confirmed by the other reference ({said})".lstrip("; ")
+                row.mark = "~"
+
+
+def _same_way(mark: str, ratio: float | None, other_mark: str | None, factor: float) -> bool:
+    if other_mark is not None:
+        return other_mark == mark
+    if ratio is None:
+        return False
+    return ratio > factor if mark == "+" else ratio < 1 / factor
