@@ -79,8 +79,14 @@ def test_the_workflow_calls_the_gate_and_fails_on_its_exit_code():
     yaml = pytest.importorskip("yaml")
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["steps"]
     runs = [s.get("run", "") for s in steps]
-    assert "bash examples/ci/gate.sh compare latest" in runs  # a failing step fails the job: no `|| true`
-    assert "bash examples/ci/gate.sh save latest" in runs
+    # pull requests: base and head timed in this job; pushes: the deterministic gate against the baseline
+    assert 'bash examples/ci/gate.sh ab "origin/${{ github.base_ref }}" "$SUITE"' in runs
+    push = next(r for r in runs if "gate.sh compare latest" in r)
+    assert "bash examples/ci/gate.sh save latest" in push
     assert not any("|| true" in r or "continue-on-error" in s for r, s in zip(runs, steps, strict=True))
     uses = [s.get("uses", "") for s in steps]
     assert "actions/cache/restore@v4" in uses and "actions/cache/save@v4" in uses
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert workflow["permissions"] == {"contents": "read"}
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout"))
+    assert checkout["with"]["persist-credentials"] is False and checkout["with"]["fetch-depth"] == 0

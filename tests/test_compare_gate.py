@@ -210,3 +210,12 @@ def test_a_deterministic_change_is_judged_by_the_factor_not_a_test_on_paired_val
     data = _json(_compare(tmp_path, "--format", "json"))
     (regression,) = data["regressions"]
     assert "mean=0.0" in regression["case"] and "deterministic: factor only" in regression["reason"]
+
+
+def test_a_run_compared_with_itself_is_bad_input(tmp_path):
+    """A recipe that compares a run with itself would pass whatever changed: refused, exit 2, one line."""
+    store_run(tmp_path, "base", latency={"i0": 1e-5})
+    for args in (["base", "base"], ["base", "latest"], ["base,base", "base"]):
+        result = CliRunner().invoke(app, ["compare", *args, "--results", str(tmp_path)])
+        assert result.exit_code == 2, result.output
+        assert "is on both sides" in result.stderr and "Traceback" not in result.output

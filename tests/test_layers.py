@@ -32,6 +32,7 @@ LAYERS = [
     {"suite"},  # validates and expands suites from the bench, norm and claim registries
     {"runner"},  # runs planned cases into a store
     {"executors"},  # the ways to drive the runner (local, Ray)
+    {"ab"},  # base against head in one job: worker processes timing both sides through the benches
     {"cli"},  # one file per command
     {"__main__"},  # python -m normbench
 ]

@@ -1,5 +1,6 @@
 """pytest-benchmark micro-benchmarks (marked `bench`, run by `make bench`, not `make test`): every
-default norm implementation at a CI-sized shape, and normbench's own hot paths, on one thread."""
+default norm implementation at a CI-sized shape, and normbench's own hot paths (also marked `harness`: timed,
+never gated by `make bench-compare`), on one thread."""
 
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def test_norm_forward(benchmark, norm, impl):
     assert y.shape == x.shape and bool(torch.isfinite(y).all())
 
 
+@pytest.mark.harness
 def test_expand_latency_suite(benchmark):
     from normbench.suite.expand import expand
     from normbench.suite.load import load_suite
@@ -89,6 +91,7 @@ def test_expand_latency_suite(benchmark):
     assert cases
 
 
+@pytest.mark.harness
 def test_write_case(benchmark, tmp_path):
     from normbench.core.case import Case
 
@@ -99,6 +102,7 @@ def test_write_case(benchmark, tmp_path):
     assert path.exists()
 
 
+@pytest.mark.harness
 def test_build_report(benchmark, tmp_path):
     from normbench.analysis.report import build_tables
     from normbench.core.case import Case

@@ -2,7 +2,10 @@
 # normbench's regression gate: the shell steps of examples/ci/normbench.yml, runnable on any machine (the
 # tests run them on stored runs). It fails closed: anything but "every case compared, no regression" fails.
 #
-#   gate.sh compare [RUN]   compare RUN (default: latest) with its machine's saved baseline of its suite
+#   gate.sh ab BASE [SUITE] time BASE (a commit, branch or tag) against the working tree in this job:
+#                           the timing gate for pull requests (normbench ab; SUITE default $SUITE or quick)
+#   gate.sh compare [RUN]   compare RUN (default: latest) with its machine's saved baseline of its suite:
+#                           deterministic metrics, and timings on a runner that keeps its machine
 #   gate.sh save [RUN]      keep RUN (default: latest) as that baseline
 #
 # Environment:
@@ -10,6 +13,7 @@
 #   NORMBENCH_RESULTS        the results folder (default: results)
 #   NORMBENCH_BASELINES      the baselines folder a CI cache restores and saves (default: baselines)
 #   NORMBENCH_COMPARE_ARGS   extra options for compare, e.g. "--factor 1.5 --allow-incomparable"
+#   NORMBENCH_AB_ARGS        extra options for ab, e.g. "--processes 7 --factor 1.15"
 #   NORMBENCH_GATE_OUT       where comparison.md and comparison.json are written (default: .)
 #   GITHUB_STEP_SUMMARY      set by GitHub Actions: the markdown comparison is appended to it
 #   PYTHON                   the interpreter that reads the JSON for ::error:: lines (default: python3)
@@ -30,9 +34,41 @@ case "$action" in
 save)
     exec "${nb[@]}" baseline save "$run"
     ;;
+ab)
+    [ -n "${2:-}" ] || { echo "usage: gate.sh ab BASE [SUITE]" >&2; exit 2; }
+    read -r -a abx <<<"${NORMBENCH_AB_ARGS:-}"
+    mkdir -p "$out"
+    "${nb[@]}" ab "$2" "${3:-${SUITE:-quick}}" --format json --markdown "$out/ab.md" ${abx[@]+"${abx[@]}"} >"$out/ab.json"
+    code=$?
+    if [ "$code" -eq 2 ]; then
+        echo "::error title=normbench::ab could not start (exit 2); see the log above"
+        exit 2
+    fi
+    [ -n "${GITHUB_STEP_SUMMARY:-}" ] && cat "$out/ab.md" >>"$GITHUB_STEP_SUMMARY"
+    "${PYTHON:-python3}" - "$out/ab.json" <<'PY'
+import json
+import sys
+
+
+def escape(text):  # workflow-command escaping: %, CR and LF
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+data = json.load(open(sys.argv[1], encoding="utf-8"))
+print(escape(data["verdict"]))
+shown = 0
+for c in data["cases"]:
+    if c["mark"] == "+":
+        print("::error title=normbench regression::" + escape("%s %s: %.3fx slower than base" % (c["kind"], c["case"], c["ratio"])))
+    elif c["mark"] in ("?", "x") and data["exit_code"] == 3 and shown < 20:
+        shown += 1
+        print("::error title=normbench inconclusive::" + escape("%s %s: %s" % (c["kind"], c["case"], c["note"])))
+PY
+    exit "$code"
+    ;;
 compare) ;;
 *)
-    echo "usage: gate.sh compare|save [RUN]" >&2
+    echo "usage: gate.sh ab BASE [SUITE] | compare [RUN] | save [RUN]" >&2
     exit 2
     ;;
 esac

@@ -41,18 +41,7 @@ NUMERIC_FIELDS = ("torch", "instruction_set", "gpu", "cuda", "overrides")
 # Paired ratios (a time over the reference's or the copy probe's, taken in the same rounds: timing/paired.py)
 # cancel the machine's speed, so load, the core count and the hostname do not matter; what decides which
 # kernels ran and how they scale still does: the CPU model and flags, threads, page state, software, GPU.
-PAIRED_FIELDS = (
-    "cpu",
-    "instruction_set",
-    "torch_threads",
-    "pages",
-    "torch",
-    "python",
-    "gpu",
-    "cuda",
-    "cudnn",
-    "overrides",
-)
+PAIRED_FIELDS = ("instruction_set", *(f for f in TIMING_FIELDS if f != "cpu_count"))
 
 
 def instruction_set(env: dict, other: dict) -> object:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from statistics import median
 
+from normbench.timing import timer_for
+from normbench.timing.paired import median_interval
+
 
 def sample_stat(times, stat: str) -> float:
     """The median or the minimum of raw samples (see STATS in benches/latency.py)."""
@@ -28,8 +31,6 @@ def ratio_rows(prefix: str, ratios: list[float], **labels) -> list[dict]:
     """Paired per-round ratios (timing/paired.py) as rows: one raw row per round (its index in `sample`),
     then `<prefix>_median` and its 95% interval `<prefix>_lo` / `<prefix>_hi` (order statistics; NaN below
     6 rounds). `labels` go on every row (the reference a ratio is taken against)."""
-    from normbench.timing.paired import median_interval
-
     rows = [{"metric": prefix, "unit": "ratio", "value": r, "sample": i} for i, r in enumerate(ratios)]
     mid, lo, hi = median_interval(ratios)
     rows += [
@@ -40,3 +41,17 @@ def ratio_rows(prefix: str, ratios: list[float], **labels) -> list[dict]:
     for row in rows:
         row.update(labels)
     return rows
+
+
+def case_timer(p: dict):
+    """The timer of a timing case's parameters (device, cache, graph mode, untimed calls, samples, sample
+    length and, for latency, the run floor): what every timing bench and `normbench ab` time with."""
+    return timer_for(
+        p["device"],
+        cache=p["cache"],
+        graph=p.get("cuda_graph", False),
+        warmup=p["warmup_calls"],
+        samples=p["samples"],
+        min_sample_s=p["min_sample_s"],
+        **({"min_run_s": p["min_run_s"]} if "min_run_s" in p else {}),
+    )

@@ -96,6 +96,18 @@ class Bench:
     def run_case(self, case: Case, ctx: RunContext) -> CaseResult:
         raise NotImplementedError
 
+    # True for benches whose cases `normbench ab` times side by side (time_sides)
+    times_sides: ClassVar[bool] = False
+
+    def case_norms(self, case: Case) -> set[str]:
+        """The registry norms whose code a case runs (`normbench ab` skips a case none of them changed in)."""
+        return {case.norm} if case.norm else set()
+
+    def time_sides(self, case: Case, norms: dict[str, Any], seed: int) -> dict[str, Any]:
+        """`normbench ab`: the case's implementation built from each registry in `norms` (side name ->
+        get_norm of that side), timed in the same paired rounds, order shuffled by `seed`: side -> Samples."""
+        raise NotImplementedError(f"bench kind {self.kind!r} is not timed by normbench ab")
+
     def report(self, frame: pd.DataFrame, opts: ReportOptions) -> list[Table]:
         return []
 

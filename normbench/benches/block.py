@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from normbench.benches._block.names import BLOCKS, norm_of
 from normbench.benches._memory import peak_memory_row
-from normbench.benches._samples import ratio_rows, sample_stat, timing_rows
+from normbench.benches._samples import case_timer, ratio_rows, sample_stat, timing_rows
 from normbench.benches._tensors import check_device, check_dtype
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import DTYPES, STAT_PARAM
 from normbench.core.params import Param
 from normbench.norms import get_norm
 from normbench.norms._inputs import make_input, perturb_params
-from normbench.timing import measure_interleaved, timer_for
+from normbench.timing import measure_interleaved
 from normbench.timing.paired import paired_ratios
 
 
@@ -70,13 +70,7 @@ class Block(Bench):
                 rows.append({"metric": "err_abs", "unit": "abs", "value": err, "tensor": "y"})
             if folded:
                 rows += check_fold(x, y, ref, unfolded_fn(linear, built), floor)
-            timer = timer_for(
-                p["device"],
-                cache=p["cache"],
-                warmup=p["warmup_calls"],
-                samples=p["samples"],
-                min_sample_s=p["min_sample_s"],
-            )
+            timer = case_timer(p)
             fns = {"block": lambda: fn(x)}
             if p["block"] != "linear":
                 fns["linear"] = lambda: linear(x)
@@ -106,6 +100,28 @@ class Block(Bench):
             row.setdefault("timer", samples.timer)
         return CaseResult(rows)
 
+    times_sides = True
+
+    def case_norms(self, case):
+        return set() if case.params["block"] == "linear" else {norm_of(case.params["block"])[0]}
+
+    def time_sides(self, case, norms, seed):
+        """`normbench ab`: the block with its norm from each side's registry, in the same paired rounds."""
+        import torch
+
+        p = case.params
+        dtype = getattr(torch, DTYPES[p["dtype"]])
+        x = make_input("normal", p["tokens"], p["d"], dtype=dtype, device=p["device"], seed=p["seed"])
+        steps = {}
+        for side, get in norms.items():
+            linear, norm, built = build_block(p, dtype, norms=get)
+            folded = p["block"] != "linear" and norm_of(p["block"])[1]
+            fn = folded_fn(linear, norm, built, p["eps"]) if folded else unfolded_fn(linear, built)
+            steps[side] = lambda fn=fn: fn(x)
+        timer = case_timer(p)
+        with torch.inference_mode():
+            return measure_interleaved(timer, steps, rounds=p["samples"], seed=seed)
+
     def headline(self, frame, opts):
         from normbench.benches._block.report import block_headline
 
@@ -117,9 +133,10 @@ class Block(Bench):
         return block_tables(frame, opts)
 
 
-def build_block(p: dict, dtype):
+def build_block(p: dict, dtype, norms=get_norm):
     """(Linear, norm or None, Built or None): a seeded Linear and the block's norm module, its parameters
-    moved off their init (norms/_inputs.py perturb_params) so the affine part is exercised."""
+    moved off their init (norms/_inputs.py perturb_params) so the affine part is exercised. `norms`: where
+    the norm comes from (another commit's registry under `normbench ab`)."""
     import torch
     from torch import nn
 
@@ -132,7 +149,7 @@ def build_block(p: dict, dtype):
     linear = linear.to(device=p["device"], dtype=dtype).eval()
     if p["block"] == "linear":
         return linear, None, None
-    norm = get_norm(norm_of(p["block"])[0])
+    norm = norms(norm_of(p["block"])[0])
     built = norm.build(norm.block_impl, p["d"], eps=p["eps"], dtype=dtype, device=p["device"])
     perturb_params(built, p["seed"])
     if built.module is None:

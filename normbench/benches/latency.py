@@ -36,14 +36,18 @@ exception, a NotImplementedError of its own included, is `failed`.
 
 from __future__ import annotations
 
-from normbench.benches._latency.placement import DEFAULT_PLACEMENTS
+from normbench.benches._latency.member_rows import RoundSet, member_result
+from normbench.benches._latency.placement import DEFAULT_PLACEMENTS, placement_count, rounds_for
 from normbench.benches._latency.process import machine_speed_reading, machine_speed_rows
+from normbench.benches._latency.round_set import COPY, peers_of, place, prepare, round_seed, timed_only
+from normbench.benches._latency.sides import time_sides
+from normbench.benches._samples import case_timer
 from normbench.benches._tensors import check_device, check_dtype
 from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
 from normbench.norms import reference_problem
 from normbench.norms._inputs import INPUTS
-from normbench.timing import measure_interleaved, timer_for
+from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
@@ -135,6 +139,7 @@ class Latency(Bench):
             "layernorm:module",
             check=reference_problem,
             help="the implementation every case is timed against in the same rounds (time_vs_ref)",
+            hashed_at_default=False,
         ),
         "pairing": Param(
             str,
@@ -142,6 +147,7 @@ class Latency(Bench):
             choices=("shape", "case"),
             help="shape = every implementation at the same parameters in one set of rounds; case = each "
             "case with its reference and the copy probe only",
+            hashed_at_default=False,
         ),
         # 512 rows: the check's cost floor. Its verdict is a ratio to eager's error on the same rows, and
         # the max error grows only with the log of the elements compared: LayerNorm, RMSNorm, BatchNorm
@@ -169,16 +175,6 @@ class Latency(Bench):
 
         import torch
 
-        from normbench.benches._latency.member_rows import RoundSet, member_result
-        from normbench.benches._latency.placement import placement_count, rounds_for
-        from normbench.benches._latency.round_set import (
-            COPY,
-            peers_of,
-            place,
-            prepare,
-            round_seed,
-            timed_only,
-        )
         from normbench.norms._inputs import make_input
 
         p = effective_params(case.params)
@@ -215,15 +211,7 @@ class Latency(Bench):
         copy = COPY if p["copy_probe"] else None
         if copy and copy not in labels:
             members.append(timed_only(COPY, p, x, copies, grad_context))
-        timer = timer_for(
-            p["device"],
-            cache=p["cache"],
-            graph=p["cuda_graph"],
-            warmup=p["warmup_calls"],
-            samples=p["samples"],
-            min_sample_s=p["min_sample_s"],
-            min_run_s=p["min_run_s"],
-        )
+        timer = case_timer(p)
         # A defined state before timing: the accuracy checks' temporaries are freed by reference counting as
         # they return (their memory stays with the allocator, see timing/process.py); a young-generation
         # collection frees recent reference cycles (a full one would cost ~0.25 s once torch is imported,
@@ -273,6 +261,11 @@ class Latency(Bench):
         if own is not None:
             raise own
         return result
+
+    times_sides = True
+
+    def time_sides(self, case, norms, seed):
+        return time_sides(case, norms, seed, DTYPES)
 
     def headline(self, frame, opts):
         from normbench.benches._latency.headline import latency_headline

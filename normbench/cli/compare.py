@@ -120,6 +120,7 @@ def command(
     )
     base_frame = pd.concat([s.read() for s in base_runs], ignore_index=True)
     new_frame = pd.concat([s.read() for s in new_runs], ignore_index=True)
+    _check_distinct(base_runs, new_runs)  # after reading: an old run's refusal says how to upgrade it
     _check_something_in_common(base_frame, new_frame, base_runs[0], new_runs[0])
     result = compare_frames(
         base_frame,
@@ -179,11 +180,9 @@ def _open_runs(base, new, baseline: bool, baselines: Path | None, results: Path,
     if not baseline:
         if base is None or new is None:
             raise NormbenchError("compare needs BASE and NEW run ids, or --baseline [NEW]")
-        return (
-            [RunStore.open(results, r) for r in base.split(",")],
-            [RunStore.open(results, r) for r in new.split(",")],
-            base,
-        )
+        base_runs = [RunStore.open(results, r) for r in base.split(",")]
+        new_runs = [RunStore.open(results, r) for r in new.split(",")]
+        return base_runs, new_runs, base
     if new is not None:
         raise NormbenchError("with --baseline, give only the new run (the baseline is the base)")
     new_runs = [RunStore.open(results, r) for r in (base or "latest").split(",")]
@@ -199,6 +198,16 @@ def _open_runs(base, new, baseline: bool, baselines: Path | None, results: Path,
         f"baseline: {found.run_id} (machine {found.fingerprint}, suite {found.suite}{where})", markup=False
     )
     return [found.store], new_runs, f"baseline {found.run_id}"
+
+
+def _check_distinct(base_runs, new_runs) -> None:
+    """A run compared with itself passes whatever it holds: a gate built that way can never fail."""
+    same = sorted({s.run_id for s in base_runs} & {s.run_id for s in new_runs})
+    if same:
+        raise NormbenchError(
+            f"run {same[0]} is on both sides: compare needs two different runs (a run against itself always "
+            "passes); for timings on a pull request, `normbench ab BASE` times base and head in one job"
+        )
 
 
 def _check_something_in_common(base, new, base_store, new_store) -> None:

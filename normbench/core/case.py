@@ -25,11 +25,15 @@ class Case:
     case_id: str
     swept: tuple[str, ...] = ()  # the parameters the suite sweeps, shown in short labels
     timeout_s: float | None = None  # a limit, not part of the case's identity (not in case_id)
+    # parameters added after cases were stored, at their default: out of the id and the label, so a case
+    # reads and selects as it did before they existed (core/params.py, hashed_at_default)
+    hidden: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
-        """Every parameter: what --only matches against."""
-        return self._head() + " " + " ".join(f"{k}={v}" for k, v in self.params.items())
+        """Every parameter (but `hidden`): what --only matches against."""
+        shown = (f"{k}={v}" for k, v in self.params.items() if k not in self.hidden)
+        return self._head() + " " + " ".join(shown)
 
     @property
     def short_label(self) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from normbench.core.params import did_you_mean
 from normbench.core.registry import Registry
 
 NORMS: Registry[Norm] = Registry("norm", "normbench.norms")
@@ -244,8 +245,6 @@ def variant_label(norm, impl) -> str:
 def reference_problem(label: str) -> str | None:
     """Why `label` names no registered implementation ("norm:impl"), or None: the check of a latency
     suite's `reference`."""
-    from normbench.core.params import did_you_mean
-
     norm, sep, impl = label.partition(":")
     norms = all_norms()
     if not sep or not impl:

@@ -19,8 +19,10 @@ def expand_bench(spec: BenchSpec) -> Iterator[Case]:
         for values in itertools.product(*(spec.sweep[k] for k in keys)):
             params = dict(zip(keys, values, strict=True))
             params.update({k: v for k, v in spec.params.items() if k not in params})
-            cid = case_id(spec.kind, norm, impl, id_params(bench.params, params), bench.identity(params))
-            yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys), spec.timeout_s)
+            hashed = id_params(bench.params, params)
+            cid = case_id(spec.kind, norm, impl, hashed, bench.identity(params))
+            hidden = tuple(k for k in params if k not in hashed)
+            yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys), spec.timeout_s, hidden)
 
 
 def spec_cases(spec: BenchSpec) -> list[Case]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from normbench.analysis.claims import all_claims
+from normbench.benches import get_bench
 from normbench.core.errors import Problem, SuiteError, printable
 from normbench.core.params import Param, did_you_mean
 from normbench.suite.bench_table import TIMEOUT, check_cases, check_size, scalar_value, validate_bench
@@ -74,8 +75,6 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
 
 
 def _reference_param() -> Param:
-    from normbench.benches import get_bench
-
     return get_bench("latency").params["reference"]
 
 

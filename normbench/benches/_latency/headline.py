@@ -12,7 +12,6 @@ from normbench.core.tables import ReportOptions, format_seconds, versus_words
 
 BARE = ("device", "dtype", "mode")  # values that name themselves
 MAX_SHAPE_LINES = 6  # more shapes than this: one line per norm instead of one per shape
-BASELINES = ("layernorm:module", "rmsnorm:module")
 
 
 def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, list[str]]:
@@ -21,7 +20,7 @@ def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, 
     `vs_paired` (this case's time over the baseline's at the same keys, paired where the run allows:
     _latency/versus.py) and `speedup_vs_baseline` (1 / vs_ratio); and the keys that tell the shapes apart."""
     from normbench.benches._latency.report import _case_frame, _varying_keys
-    from normbench.benches._latency.versus import COLUMNS, versus
+    from normbench.benches._latency.versus import COLUMNS, default_baseline, versus
     from normbench.core.stats import HIGH_SPREAD, high_spread
 
     ok = rows[rows["status"] == "ok"]
@@ -51,16 +50,6 @@ def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, 
     cases[COLUMNS] = versus(ok, cases, base, keys)
     cases["speedup_vs_baseline"] = 1 / cases["vs_ratio"]
     return cases, keys
-
-
-def default_baseline(ok: pd.DataFrame, present: set[str]) -> str | None:
-    """What the run's ratios are taken against when the reader names nothing: the reference its cases
-    were timed against (the suite's `reference`), else the first of BASELINES the run holds."""
-    if "reference" in ok.columns:
-        refs = ok.loc[ok["metric"] == "time_vs_ref_median", "reference"].dropna()
-        if len(refs):
-            return str(refs.mode().iloc[0])
-    return next((b for b in BASELINES if b in present), None)
 
 
 def latency_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:

@@ -78,8 +78,7 @@ def _grid_tables(ok, cases, keys, opts, notes) -> list[Table]:
     """Time and bandwidth grids: one row per shape and settings, one column per norm:impl."""
     import pandas as pd
 
-    from normbench.benches._latency.headline import default_baseline
-    from normbench.benches._latency.versus import versus
+    from normbench.benches._latency.versus import default_baseline, versus
     from normbench.core.stats import high_spread
 
     columns = sorted(cases["column"].unique())

@@ -1,0 +1,100 @@
+"""How `normbench ab` prints its result: the verdict first (with the A/A spreads that set each case's threshold),
+then the cases that are not unchanged, then every case on request; markdown for $GITHUB_STEP_SUMMARY;
+JSON with counts and per-case ratios (numbers, null for what was not measured)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from normbench.ab.gate import ABResult, exit_code, finite
+
+MARKS = {"+": "slower", "-": "faster", "=": "unchanged", "?": "inconclusive", "x": "not compared"}
+ORDER = {"+": 0, "?": 1, "x": 2, "-": 3, "=": 4}
+
+
+def verdict_line(result: ABResult) -> str:
+    code = exit_code(result)
+    n = len(result.cases)
+    count = Counter(c.mark for c in result.cases)
+    noise = (
+        f"A/A spread ×{result.aa_spread:.3f} median, ×{result.max_spread:.3f} widest; a case is + beyond "
+        f"--factor {result.factor:g} × its spread"
+    )
+    det = {1: "; a deterministic metric regressed", 3: "; a deterministic metric could not be compared"}.get(
+        result.deterministic_exit, ""
+    )
+    if code == 1:
+        slow = [c.case for c in result.cases if c.mark == "+"]
+        head = (
+            f"REGRESSION: {count['+']} of {n} cases slower than ×{result.factor:g}" if slow else "REGRESSION"
+        )
+        return f"{head} ({noise}){det}" + (
+            f": {', '.join(slow[:3])}" + (" …" if len(slow) > 3 else "") if slow else ""
+        )
+    if code == 3:
+        why = f"{count['?']} inconclusive, {count['x']} not compared" if result.cases else "no case timed"
+        return f"INCONCLUSIVE: {why} of {n} ({noise}){det}"
+    return f"PASS: {n} cases within ×{result.factor:g} of {result.base} ({noise})"
+
+
+def rows(result: ABResult, *, everything: bool = False) -> list[dict]:
+    from normbench.core.tables import versus_words  # pandas: not at start-up
+
+    cases = sorted(result.cases, key=lambda c: (ORDER[c.mark], -abs(_log(c.ratio))))
+    return [
+        {
+            "mark": c.mark,
+            "case": f"{c.kind} {c.case}",
+            "head vs base": versus_words(c.ratio, c.lo, c.hi) if c.ratio == c.ratio else "—",
+            "A/A": f"×{c.aa:.3f}" if c.aa == c.aa else "—",
+            "spread": f"×{c.spread:.3f}" if c.spread == c.spread else "—",
+            "note": c.note,
+        }
+        for c in cases
+        if everything or c.mark != "="
+    ]
+
+
+def render_text(result: ABResult, fmt: str, *, everything: bool = False) -> str:
+    from tabulate import tabulate
+
+    lines = [verdict_line(result), _header(result)]
+    table = rows(result, everything=everything)
+    if table:
+        style = "github" if fmt in ("github", "md") else "plain"
+        lines += ["", tabulate(table, headers="keys", tablefmt=style)]
+    failed = [r for r in result.deterministic if r.get("mark") in ("+", "!", "x")]
+    if failed:
+        lines += ["", "Deterministic benches (compared by value, base run vs head run):"]
+        lines += [
+            f"  {r['mark']} {r['bench']} {r['case']} {r['metric']}: {r.get('note') or ''}" for r in failed
+        ]
+    lines.append(
+        "Ranges: the smallest and largest of the processes' ratios (head time over base time; "
+        f"statistic {result.stat})."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def render_json(result: ABResult) -> str:
+    data = finite(result.to_json())
+    data.update(
+        verdict=verdict_line(result),
+        exit_code=exit_code(result),
+        counts=dict(Counter(c.mark for c in result.cases)),
+    )
+    return json.dumps(data, indent=1) + "\n"
+
+
+def _header(result: ABResult) -> str:
+    return (
+        f"base {result.base} ({result.base_commit[:12]}) vs head {result.head}: {len(result.cases)} cases, "
+        f"{result.processes} processes ({result.mode}), {result.wall_s:.0f} s"
+    )
+
+
+def _log(x: float) -> float:
+    import math
+
+    return math.log(x) if x == x and x > 0 else 0.0

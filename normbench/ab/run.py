@@ -1,0 +1,203 @@
+"""What `normbench ab BASE [SUITE]` does below its options: the suite's cases, the base commit in a
+temporary worktree, k worker processes timing base against head (ab/gate.py), the suite's deterministic
+benches run once at base and once at head and compared by value (as `compare` does), and the result stored
+as JSON under the results folder (`<results>/ab/<id>.json`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from normbench.ab.gate import (
+    ABCase,
+    ABOptions,
+    ABResult,
+    finite,
+    judge,
+    package_parent,
+    run_workers,
+    timed_cases,
+)
+from normbench.ab.sides import (
+    ABUnsupported,
+    base_worktree,
+    changed_norms,
+    check_head,
+    git,
+    load_base_norms,
+    repo_root,
+)
+from normbench.analysis.rows import describe_case, varying_params
+from normbench.benches import get_bench
+from normbench.core.errors import NormbenchError
+from normbench.results.store import RunStore
+from normbench.suite.catalog import resolve
+from normbench.suite.expand import expand, select
+from normbench.suite.load import load_suite
+
+
+def run_ab(
+    base: str,
+    suite_name: str,
+    opts: ABOptions,
+    *,
+    results: Path,
+    only: list[str] | None = None,
+    deterministic: bool = True,
+    all_cases: bool = False,
+    say: Callable[[str], None] = print,
+) -> ABResult:
+    """all_cases: time every latency and block case, also those whose norms' code is the same at both."""
+    start = time.perf_counter()
+    root = repo_root(Path.cwd())
+    check_head(root)
+    suite_path = resolve(suite_name)
+    suite = load_suite(suite_path)
+    cases = select(expand(suite), only)
+    timed = timed_cases(cases)
+    if not timed and not deterministic:
+        raise NormbenchError(f"suite {suite.name!r} has no latency or block case to time")
+    opts.threads = opts.threads or suite.threads
+    if opts.base_python:
+        opts.stat = "min"  # separate processes: only the fastest samples pair up (noise only adds time)
+    labels = _labels(timed)
+    with base_worktree(root, base) as (commit, tree):
+        if timed and not opts.base_python:
+            try:
+                load_base_norms(root, tree)  # fail here, with the reason, before any process starts
+            except ABUnsupported as exc:
+                raise NormbenchError(
+                    f"{exc}; time the two sides in alternating processes with --base-python"
+                ) from exc
+        records, det_exit = ([], 0)
+        if deterministic:  # first: its two runs go side by side, and must not overlap the timing processes
+            records, det_exit = _deterministic(suite_path, cases, tree, opts, say)
+        same = [] if all_cases or opts.base_python else unchanged_cases(timed, changed_norms(root, tree))
+        if same:
+            say(
+                f"{len(same)} of {len(timed)} cases run the same norm code at base and head: not timed (--all-cases)"
+            )
+        to_time = [c for c in timed if c not in same]
+        where = None if opts.base_python else tree
+        runs = run_workers(to_time, root=root, tree=where, opts=opts, say=say) if to_time else []
+    rows, spread, widest = judge(to_time, labels, runs, opts)
+    rows += [ABCase(c.case_id, c.kind, labels[c.case_id], mark="=", note=SAME_CODE) for c in same]
+    result = ABResult(
+        base=base,
+        base_commit=commit,
+        head=_head_name(root),
+        mode="processes" if opts.base_python else "in-process",
+        factor=opts.factor,
+        stat=opts.stat,
+        processes=opts.processes,
+        aa_spread=spread,
+        max_spread=widest,
+        cases=rows,
+        wall_s=time.perf_counter() - start,
+        deterministic=records,
+        deterministic_exit=det_exit,
+    )
+    _store(result, results)
+    return result
+
+
+SAME_CODE = "the same norm code at base and head: not timed"
+
+
+def unchanged_cases(cases, changed: set[str] | None) -> list:
+    """The cases none of whose norms' code changed (changed: the changed norms; None = every norm)."""
+    if changed is None:
+        return []
+    return [c for c in cases if not (get_bench(c.kind).case_norms(c) & changed)]
+
+
+def _labels(cases) -> dict[str, str]:
+    import pandas as pd
+
+    varying = varying_params(pd.Series([json.dumps(c.params, sort_keys=True, default=str) for c in cases]))
+    return {c.case_id: describe_case(c.norm, c.impl, c.params, get_bench(c.kind), varying) for c in cases}
+
+
+def _head_name(root: Path) -> str:
+    commit = git("rev-parse", "--short", "HEAD", cwd=root)
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", cwd=root))
+    return f"{commit}{' + uncommitted changes' if dirty else ''}"
+
+
+def _deterministic(suite_path: Path, cases, tree: Path, opts: ABOptions, say) -> tuple[list[dict], int]:
+    """The suite's other benches run at base and at head, compared by value: (compare's records, exit)."""
+    from normbench.analysis.compare import CompareOptions, compare_frames
+    from normbench.analysis.verdict import comparison_records, exit_code
+
+    kinds = sorted({c.kind for c in cases if not get_bench(c.kind).times_sides})
+    if not kinds:
+        return [], 0
+    only = [arg for k in kinds for arg in ("--only", f"{k} *")]
+    say(f"deterministic benches ({', '.join(kinds)}) at base and at head, side by side (values, not times)")
+    with tempfile.TemporaryDirectory(prefix="normbench-ab-det-") as tmp:
+        started = {}
+        for side, python, path in (
+            ("base", opts.base_python or sys.executable, tree),
+            ("head", sys.executable, None),
+        ):
+            code = package_parent() if path is None or opts.base_python else str(path)
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")])),
+            }
+            cmd = [
+                python,
+                "-c",
+                "from normbench.cli import main; main()",
+                "run",
+                str(suite_path.resolve()),
+                *only,
+            ]
+            cmd += [
+                "--quiet",
+                "--results",
+                str(Path(tmp) / side),
+                *(["--threads", str(opts.threads)] if opts.threads else []),
+            ]
+            started[side] = subprocess.Popen(
+                cmd,
+                env=env,
+                cwd=path or Path.cwd(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        stores = {}
+        for side, proc in started.items():
+            _, stderr = proc.communicate()
+            if proc.returncode not in (0, 1):  # 1: a case failed, which compare reports
+                tail = (stderr.strip().splitlines() or ["no output"])[-1]
+                raise NormbenchError(
+                    f"the deterministic benches at {side} did not run (exit {proc.returncode}): {tail}"
+                )
+            stores[side] = RunStore.open(Path(tmp) / side, "latest")
+        b, n = stores["base"], stores["head"]
+        result = compare_frames(
+            b.read(),
+            n.read(),
+            b.manifest.get("env", {}),
+            n.manifest.get("env", {}),
+            CompareOptions(factor=opts.factor),
+        )
+        return finite(comparison_records(result.rows).to_dict("records")), exit_code(result)
+
+
+def _store(result: ABResult, results: Path) -> Path:
+    folder = results / "ab"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    path = folder / f"{stamp}-{result.base_commit[:8]}.json"
+    path.write_text(json.dumps(finite(result.to_json()), indent=1, default=str))
+    return path
