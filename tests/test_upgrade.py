@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from _dataset_support import run_suite
 from typer.testing import CliRunner
 
 from normbench.cli import app
