@@ -130,9 +130,11 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=0)
     parser.add_argument("--plant", type=float, default=None)
     parser.add_argument("--busy", action="store_true")
+    parser.add_argument("--keep", type=Path, help="keep the runs in this folder (default: a temporary one)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="paired-gate-") as tmp, busy(args.busy):
-        results = Path(tmp)
+        results = args.keep or Path(tmp)
+        results.mkdir(parents=True, exist_ok=True)
         print(f"load {os.getloadavg()[0]:.1f}; busy core: {args.busy}")
         if args.cv:
             cv(args.processes, results)
