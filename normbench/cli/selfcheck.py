@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
 from normbench import selfcheck as sc
-from normbench.cli._common import cli_errors, err, out
+from normbench.cli._common import cli_errors, emit, err, out
 from normbench.core.errors import NormbenchError
+from normbench.core.jsondata import json_text
 from normbench.norms import all_norms
 from normbench.timing.pages import check_state, chosen_state
 
@@ -56,7 +56,7 @@ def command(
     for row in rows:
         row["verdict"] = sc.verdict(row)
     if as_json:
-        out.print(json.dumps(rows, indent=2), markup=False)
+        emit(json_text(rows, indent=2) + "\n")
     else:
         _print_table(rows, runs, threads, state)
     if any(r["verdict"] != "ok" for r in rows):

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from normbench.benches import get_bench
 from normbench.core.errors import NormbenchError
+from normbench.core.settings import env_setting
 from normbench.runner import StopAfterCase
 
 NODE_RESOURCE = "normbench_node"
@@ -34,8 +35,8 @@ INIT_TIMEOUT_S = 60.0
 
 
 def init_timeout() -> float:
-    text = os.environ.get("NORMBENCH_RAY_TIMEOUT_S", "")
-    if not text:
+    text = env_setting("NORMBENCH_RAY_TIMEOUT_S")
+    if text is None:  # unset, empty or blank
         return INIT_TIMEOUT_S
     try:
         seconds = float(text)
@@ -131,7 +132,7 @@ def connect(ray, address: str | None, jobs: int | None) -> bool:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local, loopback-only cluster of one user
     quiet = {"log_to_driver": False, "configure_logging": False}
     # Workers on a cluster do not inherit this process's environment: pass on what changes what they run.
-    forwarded = {k: os.environ[k] for k in FORWARDED_ENV if os.environ.get(k)}
+    forwarded = {k: os.environ[k] for k in FORWARDED_ENV if env_setting(k) is not None}
     if forwarded:
         quiet["runtime_env"] = {"env_vars": forwarded}
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
