@@ -10,12 +10,14 @@ import pandas as pd
 from normbench.analysis.rows import NOT_RUN, CompareRow, describe_case, varying_params
 
 
-def status_rows(kind, base, new, bench) -> list[CompareRow]:
-    """Per case: a status that got worse is a regression whatever the numbers say."""
+def status_rows(kind, base, new, bench, varying: frozenset[str] | None = None) -> list[CompareRow]:
+    """Per case: a status that got worse is a regression whatever the numbers say. `varying`: the
+    parameters that vary among the kind's cases, when the caller has them already."""
     sb = base.drop_duplicates("case_id").set_index("case_id")
     sn = new.drop_duplicates("case_id").set_index("case_id")
     out = []
-    varying = varying_params(pd.concat([sb["params"], sn["params"]]))
+    if varying is None:
+        varying = varying_params(pd.concat([sb["params"], sn["params"]]))
     for case_id in sorted(set(sb.index) & set(sn.index)):
         old, now = sb.loc[case_id, "status"], sn.loc[case_id, "status"]
         if old == now:
@@ -38,13 +40,16 @@ def _label(row, bench, varying) -> str:
     return describe_case(row["norm"], row["impl"], params, bench, varying)
 
 
-def uncovered_rows(kind, base, new, bench, rows: list[CompareRow]) -> list[CompareRow]:
+def uncovered_rows(
+    kind, base, new, bench, rows: list[CompareRow], varying: frozenset[str] | None = None
+) -> list[CompareRow]:
     """The cases no metric or status row speaks for: compared by their status when both runs have them
     (a case unavailable in both, or one whose bench stores no compare metric), else `x`."""
     covered = frozenset().union(*(r.case_ids for r in rows))
     sb = base.drop_duplicates("case_id").set_index("case_id")
     sn = new.drop_duplicates("case_id").set_index("case_id")
-    varying = varying_params(pd.concat([sb["params"], sn["params"]]))
+    if varying is None:
+        varying = varying_params(pd.concat([sb["params"], sn["params"]]))
     out = []
     for case_id in sorted((set(sb.index) | set(sn.index)) - covered):
         side = sn if case_id in sn.index else sb

@@ -23,12 +23,15 @@ import json
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
-from normbench.analysis.noise import Noise, run_medians, run_to_run_noise, z_score
+from normbench.analysis.compare_groups import MetricGroup, data_hashes, metric_groups
+from normbench.analysis.noise import run_to_run_noise, samples_to_reach, smallest_p, z_score
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
 from normbench.benches import all_benches
+from normbench.core.settings import check_number
 
 MARKS = {
     "+": "worse",
@@ -40,22 +43,29 @@ MARKS = {
 }
 # The fields `normbench report` shows when runs of different environments are combined.
 ENV_FIELDS = ("hostname", "cpu", "gpu", "python", "torch", "torch_threads", "cuda", "cudnn")
-ORDER_COLUMNS = ("case_id", "sample", "step", "layer", "site", "tensor", "scale")
 
 
 @dataclass
 class CompareOptions:
+    """What decides a change; every number is checked when the options are made (nan, 0 or a negative
+    alpha would switch the gate off: refused, one line)."""
+
     factor: float = 1.1
     alpha: float = 0.002
     allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
     allow_load: bool = False  # compare cases timed while the load exceeded the core count
+
+    def __post_init__(self) -> None:
+        check_number(self.factor, "--factor", above=1.0)
+        check_number(self.alpha, "--alpha", above=0.0, below=1.0)
 
 
 @dataclass
 class Comparison:
     rows: list[CompareRow]
     notes: list[str]  # the run-to-run noise each timing metric was judged against
-    undetectable: list[str]  # metrics whose noise floor is above --factor: a change of that size hides in it
+    # why the gate cannot answer: a noise floor above --factor, changes no test at this sample size can flag
+    undetectable: list[str]
 
 
 def compare_frames(
@@ -70,14 +80,20 @@ def compare_frames(
         {} if opts.allow_load else {**busy_cases(base, base_env, "base"), **busy_cases(new, new_env, "new")},
     )
     result = Comparison([], [], [])
-    for kind in sorted(set(base["bench"].dropna()) | set(new["bench"].dropna())):
+    base_kinds, new_kinds = _by_kind(base), _by_kind(new)
+    for kind in sorted(set(base_kinds) | set(new_kinds)):
         bench = benches.get(kind)
-        b, n = base[base["bench"] == kind], new[new["bench"] == kind]
+        b, n = base_kinds.get(kind, base.iloc[:0]), new_kinds.get(kind, new.iloc[:0])
         rows: list[CompareRow] = []
+        varying = None  # without the bench, uncovered_rows finds it
         if bench is not None:
-            rows.extend(status_rows(kind, b, n, bench))
+            varying = varying_params(pd.concat([b["params"], n["params"]]))
+            rows.extend(status_rows(kind, b, n, bench, varying))
+            sides = Sides(b, n, data_hashes(b), data_hashes(n), varying)
             for metric, direction in bench.compare_metrics.items():
-                metric_rows, noise = _metric_rows(kind, metric, direction, b, n, bench, opts, envs)
+                metric_rows, noise, untestable = _metric_rows(
+                    kind, metric, direction, sides, bench, opts, envs
+                )
                 rows.extend(metric_rows)
                 if noise is not None:
                     result.notes.append(noise.note)
@@ -86,9 +102,16 @@ def compare_frames(
                             f"{kind}/{metric}: the noise floor {noise.floor:.2f}x is above --factor "
                             f"{opts.factor:g}"
                         )
-        rows.extend(uncovered_rows(kind, b, n, bench, rows))
+                result.notes.extend(untestable.notes(kind, metric, opts.alpha))
+                result.undetectable.extend(untestable.hidden(kind, metric, opts))
+        rows.extend(uncovered_rows(kind, b, n, bench, rows, varying))
         result.rows.extend(rows)
     return result
+
+
+def _by_kind(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """One frame per bench kind, in one pass (a filter per kind is a pass over every row each)."""
+    return {k: g for k, g in frame.groupby("bench", sort=False)} if not frame.empty else {}
 
 
 @dataclass
@@ -98,54 +121,54 @@ class Envs:
     busy: dict[tuple[str, str], str]
 
 
-def _group_key(row, pool) -> str:
-    params = {k: v for k, v in json.loads(row["params"]).items() if k not in pool}
-    return json.dumps([row["norm"], row["impl"], params], sort_keys=True, default=str)
+@dataclass
+class Sides:
+    """One bench kind's rows of each side, and what every metric of it reads."""
+
+    base: pd.DataFrame
+    new: pd.DataFrame
+    base_data: dict[str, frozenset]  # case_id -> SHA-256s of its training text
+    new_data: dict[str, frozenset]
+    varying: frozenset[str]  # parameters that differ among the cases shown together
 
 
-def _metric_rows(
-    kind, metric, direction, base, new, bench, opts, envs: Envs
-) -> tuple[list[CompareRow], Noise | None]:
-    def groups(frame):
-        # every case that produced a result: ok, and outcomes such as stuck or not_converged (not failed/skipped)
-        sel = frame[(frame["metric"] == metric) & ~frame["status"].isin(["failed", "skipped", "unavailable"])]
-        if sel.empty:
-            return {}
-        keys = sel.apply(lambda r: _group_key(r, bench.compare_pool), axis=1)
-        return {k: g for k, g in sel.groupby(keys)}
-
-    gb, gn = groups(base), groups(new)
-    varying = varying_params(pd.concat([base["params"], new["params"]]))
-    out, judged = [], []
+def _metric_rows(kind, metric, direction, sides: Sides, bench, opts, envs: Envs):
+    """(rows, run-to-run noise, cases no test could judge) of one metric of one bench kind."""
+    gb = metric_groups(sides.base, metric, bench.compare_pool)
+    gn = metric_groups(sides.new, metric, bench.compare_pool)
+    out, judged, untestable = [], [], Untestable()
     for key in sorted(set(gb) | set(gn)):
         norm, impl, params = json.loads(key)
-        label = describe_case(norm, impl, params, bench, varying)
-        ids = frozenset(gb[key]["case_id"] if key in gb else ()) | frozenset(
-            gn[key]["case_id"] if key in gn else ()
+        label = describe_case(norm, impl, params, bench, sides.varying)
+        ids = (gb[key].case_ids if key in gb else frozenset()) | (
+            gn[key].case_ids if key in gn else frozenset()
         )
         if key not in gb or key not in gn:
             note = "only in " + ("new" if key in gn else "base")
             out.append(CompareRow("x", kind, label, metric, note=note, case_ids=ids))
             continue
-        tolerance = bench.compare_tolerance(metric, json.loads(gb[key]["params"].iloc[0]))
-        a, b = _values(gb[key]), _values(gn[key])
+        gbk, gnk = gb[key], gn[key]
+        tolerance = bench.compare_tolerance(metric, json.loads(gbk.params))
+        a, b = gbk.values, gnk.values
         if direction.endswith("_abs"):  # signed errors: compare their size
             a, b = [abs(v) for v in a], [abs(v) for v in b]
-        unit = str(gb[key]["unit"].iloc[0] or "")
-        mb, mn = float(pd.Series(a).median()), float(pd.Series(b).median())
+        mb, mn = _median(a), _median(b)
         ratio = mn / mb if mb else (1.0 if mn == mb else float("inf"))
-        row = CompareRow("=", kind, label, metric, mb, mn, ratio, unit=unit, case_ids=ids)
+        row = CompareRow("=", kind, label, metric, mb, mn, ratio, unit=gbk.unit, case_ids=ids)
         out.append(row)
-        if (hb := _data_hashes(base, gb[key])) != (hn := _data_hashes(new, gn[key])):
+        if (hb := _hashes(sides.base_data, gbk)) != (hn := _hashes(sides.new_data, gnk)):
             row.mark, row.note = "x", f"data differs: sha256 {_short(hb)} -> {_short(hn)}"
+            continue
+        if _not_finite(row, a, b):
             continue
         if tolerance is not None:
             if not _deterministic_differs(row, a, b, tolerance, envs):
                 continue
-        elif reason := _timing_not_comparable(gb[key], gn[key], envs):
+        elif reason := _timing_not_comparable(gbk, gnk, envs):
             row.mark, row.note = "x", reason
             continue
-        pooled = _pooled_over_cases(gb[key], bench) and _pooled_over_cases(gn[key], bench)
+        pooled = gbk.pooled and gnk.pooled
+        tested = False
         if a == b:
             row.p = 1.0  # identical values: nothing changed
         elif tolerance is not None and not pooled:
@@ -155,6 +178,7 @@ def _metric_rows(
             from scipy.stats import mannwhitneyu
 
             row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+            tested = True
         else:
             row.note = _join(row.note, f"n={min(len(a), len(b))}: no test, factor only")
         if pooled:
@@ -163,14 +187,26 @@ def _metric_rows(
                 f"sd over {over}: {pd.Series(a).std():.3g} -> {pd.Series(b).std():.3g} (n={len(a)}, {len(b)})"
             )
             row.note = _join(row.note, spread)
-        judged.append((row, run_medians(gb[key], direction), run_medians(gn[key], direction), tolerance))
-    timed = [(r, rb, rn) for r, rb, rn, tol in judged if tol is None]
+        test = (len(a), len(b), smallest_p(a, b)) if tested else None
+        judged.append((row, _run_medians(gbk, direction), _run_medians(gnk, direction), tolerance, test))
+    timed = [(r, rb, rn) for r, rb, rn, tol, _ in judged if tol is None]
     noise = run_to_run_noise(timed, kind, metric, opts.alpha)
     lower_is_better = direction.startswith("lower")
-    for row, runs_b, runs_n, tolerance in judged:
+    for row, runs_b, runs_n, tolerance, test in judged:
         worse = row.ratio > opts.factor if lower_is_better else row.ratio < 1 / opts.factor
         better = row.ratio < 1 / opts.factor if lower_is_better else row.ratio > opts.factor
         significant = row.p is None or row.p < opts.alpha
+        if test is not None and test[2] >= opts.alpha:  # no p this test can give is below alpha
+            untestable.add(test, hidden=worse)
+            if worse:  # a change of the size the gate looks for, which no test here can confirm or clear
+                n_b, n_n, smallest = test
+                row.mark = "x"
+                row.note = _join(
+                    row.note,
+                    f"undetectable: n={n_b} vs {n_n} samples, no Mann-Whitney test reaches p < {opts.alpha:g} "
+                    f"(its smallest p is {smallest:.2g})",
+                )
+                continue
         if tolerance is None and significant and noise and 0 < row.ratio < float("inf"):
             bound = noise.sigma * math.sqrt(1 / len(runs_b) + 1 / len(runs_n)) * z_score(opts.alpha)
             if abs(math.log(row.ratio)) <= bound:
@@ -180,17 +216,79 @@ def _metric_rows(
             row.mark = ("+" if worse else "-") if significant else "~"
         elif tolerance is not None:
             row.mark = "~"  # beyond the tolerance but within the factor: changed, not enough to gate on
-    return out, noise
+    return out, noise, untestable
 
 
-def _pooled_over_cases(group: pd.DataFrame, bench) -> bool:
-    """One value per case, several cases (seeds) in the group: a sample of a distribution, which the test
-    compares. Several values of one case (per input, per layer) pair up value for value instead."""
-    return (
-        bool(bench.compare_pool)
-        and group["sample"].isna().all()
-        and group["case_id"].nunique() == len(group) > 1
-    )
+@dataclass
+class Untestable:
+    """The judged rows of one metric whose test cannot reach --alpha at their sample sizes."""
+
+    sizes: dict[tuple[int, int], float] = field(default_factory=dict)  # (n base, n new) -> smallest p
+    rows: int = 0
+    hidden_rows: int = 0  # of them, changed beyond --factor the bad way: marked x
+
+    def add(self, test: tuple[int, int, float], *, hidden: bool) -> None:
+        self.sizes[test[:2]] = test[2]
+        self.rows += 1
+        self.hidden_rows += hidden
+
+    def _sizes(self) -> str:
+        return ", ".join(f"n={a} vs {b}: smallest p {p:.2g}" for (a, b), p in sorted(self.sizes.items()))
+
+    def notes(self, kind: str, metric: str, alpha: float) -> list[str]:
+        if not self.rows:
+            return []
+        return [
+            f"{kind}/{metric}: {self.rows} case(s) have too few samples for a Mann-Whitney test to reach "
+            f"p < {alpha:g} ({self._sizes()}); a change beyond --factor in them is undetectable (exit 3), "
+            f"never a pass: {samples_to_reach(alpha)} samples per side can reach it"
+        ]
+
+    def hidden(self, kind: str, metric: str, opts: CompareOptions) -> list[str]:
+        if not self.hidden_rows:
+            return []
+        return [
+            f"{kind}/{metric}: {self.hidden_rows} case(s) changed beyond --factor {opts.factor:g} where no "
+            f"test can reach --alpha {opts.alpha:g} ({self._sizes()})"
+        ]
+
+
+def _run_medians(group: MetricGroup, direction: str) -> list[float]:
+    """One median per run (several run ids may be given per side)."""
+    size = abs if direction.endswith("_abs") else float
+    return [_median([size(v) for v in vals]) for vals in group.run_values.values()]
+
+
+def _median(values: list[float]) -> float:
+    """The median, NaN left out (as pandas' median: the same numpy median of the finite values), without a
+    Series per case."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[~np.isnan(arr)]
+    return float(np.median(arr)) if arr.size else math.nan
+
+
+def _hashes(by_case: dict[str, frozenset], group: MetricGroup) -> frozenset:
+    return frozenset().union(*(by_case.get(c, frozenset()) for c in group.case_ids))
+
+
+def _not_finite(row: CompareRow, a: list[float], b: list[float]) -> bool:
+    """NaN or inf among the values is never `~` or `=`: new ones where the base is finite are a regression
+    (a result broke), any in the base leave nothing to compare against (x). True: the row is settled."""
+    bad_b, bad_n = sum(not math.isfinite(v) for v in a), sum(not math.isfinite(v) for v in b)
+    if not bad_b and not bad_n:
+        return False
+    row.ratio = row.ratio if row.ratio is not None and math.isfinite(row.ratio) else None
+    if bad_b:
+        row.mark, row.note = (
+            "x",
+            f"base has {bad_b} of {len(a)} values not finite (nan or inf): nothing to compare",
+        )
+    else:
+        row.mark, row.note = (
+            "+",
+            f"new has {bad_n} of {len(b)} values not finite (nan or inf); the base's are finite",
+        )
+    return True
 
 
 def _join(note: str, more: str) -> str:
@@ -217,34 +315,12 @@ def _deterministic_differs(row: CompareRow, a, b, tolerance, envs: Envs) -> bool
     return True
 
 
-def _timing_not_comparable(group_b, group_n, envs: Envs) -> str:
+def _timing_not_comparable(group_b: MetricGroup, group_n: MetricGroup, envs: Envs) -> str:
     if envs.timing:
         return "environment differs: " + "; ".join(envs.timing)
-    loaded = [
-        envs.busy[k]
-        for g in (group_b, group_n)
-        for k in dict.fromkeys(zip(g["run_id"], g["case_id"], strict=True))
-        if k in envs.busy
-    ]
+    loaded = [envs.busy[k] for g in (group_b, group_n) for k in g.pairs if k in envs.busy]
     return "; ".join(dict.fromkeys(loaded)) + " (--allow-load to compare)" if loaded else ""
-
-
-def _data_hashes(frame: pd.DataFrame, group: pd.DataFrame) -> frozenset:
-    """The SHA-256s of the text the group's cases trained on (empty for benches without data)."""
-    if "data_sha256" not in frame:
-        return frozenset()
-    rows = frame[frame["case_id"].isin(group["case_id"]) & frame["data_sha256"].notna()]
-    return frozenset(rows["data_sha256"])
 
 
 def _short(hashes: frozenset) -> str:
     return ",".join(sorted(h[:12] for h in hashes)) or "none"
-
-
-def _values(group: pd.DataFrame) -> list[float]:
-    """Raw samples when the metric has them (sample index set), else one value per pooled case, in a fixed
-    order (case, sample, step, layer, ...) so that deterministic values pair up value by value."""
-    raw = group[group["sample"].notna()]
-    chosen = raw if not raw.empty else group
-    order = [c for c in ORDER_COLUMNS if c in chosen]
-    return [float(v) for v in chosen.sort_values(order, na_position="first")["value"]]

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out
+from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, emit, err, results_option
 from normbench.core.errors import NormbenchError
 from normbench.results import baselines as saved
 from normbench.results.store import RunStore
@@ -54,8 +54,12 @@ def command(
             "machine (its timings are then x; deterministic metrics compare).",
         ),
     ] = False,
-    factor: Annotated[float, typer.Option(help="Ratio of medians that counts as a change.", min=1.0)] = 1.1,
-    alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.002,
+    factor: Annotated[
+        float, typer.Option(help="Ratio of medians that counts as a change (a finite number > 1).")
+    ] = 1.1,
+    alpha: Annotated[
+        float, typer.Option(help="Significance level of the Mann-Whitney U test (between 0 and 1).")
+    ] = 0.002,
     only_changed: Annotated[bool, typer.Option("--only-changed", help="Hide unchanged cases.")] = False,
     allow_incomparable: Annotated[
         bool,
@@ -85,7 +89,7 @@ def command(
         CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
     ] = "github",
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.compare import CompareOptions, compare_frames
     from normbench.analysis.verdict import (
@@ -104,9 +108,10 @@ def command(
         raise NormbenchError(f"--format {fmt!r}: one of github, plain, md, csv, json")
     import pandas as pd
 
+    # every number checked before any run is read: nan, 0 or a negative alpha would switch the gate off
+    opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []), allow_load=allow_load)
     base_runs, new_runs, base_name = _open_runs(base, new, baseline, baselines, results, any_machine)
     new_name = ",".join(s.run_id for s in new_runs)
-    opts = CompareOptions(factor=factor, alpha=alpha, allow_env=set(allow_env or []), allow_load=allow_load)
     base_frame = pd.concat([s.read() for s in base_runs], ignore_index=True)
     new_frame = pd.concat([s.read() for s in new_runs], ignore_index=True)
     _check_something_in_common(base_frame, new_frame, base_runs[0], new_runs[0])
@@ -121,9 +126,7 @@ def command(
     verdict = verdict_line(result, allow_incomparable=allow_incomparable)
     title = f"{base_name} -> {new_name} (factor {factor}, alpha {alpha})"
     if fmt == "csv":  # the records alone on stdout; the verdict and noise notes on stderr
-        out.print(
-            write_records(comparison_records(rows, only_changed=only_changed), fmt), markup=False, end=""
-        )
+        emit(write_records(comparison_records(rows, only_changed=only_changed), fmt))
         for line in [verdict, title, *result.notes]:
             err.print(line, markup=False)
     elif fmt == "json":
@@ -144,13 +147,12 @@ def command(
             summary=summary_line(rows),
             notes=result.notes,
         )
-        out.print(text, markup=False, end="")
+        emit(text)
     else:
         table = Table(
             title, comparison_table(rows, only_changed=only_changed), [summary_line(rows), *result.notes]
         )
-        out.print(verdict, markup=False)
-        out.print(render([table], fmt), markup=False)
+        emit(f"{verdict}\n{render([table], fmt)}\n")
     code = exit_code(result, allow_incomparable=allow_incomparable)
     if code:
         err.print(verdict.split(";")[0], markup=False)
