@@ -58,9 +58,12 @@ def fit_table(table: Table, width: int) -> list[Table]:
         keys = ["case"]
     frame = frame.rename(columns={c: _stacked(str(c), frame[c]) for c in frame.columns if c not in keys})
     values = [c for c in frame.columns if c not in keys]
+    # a github table's width is its columns' widths added up (each column is padded on its own): measure
+    # each column once, not every growing chunk again (a 2,000-row table rendered hundreds of times)
+    own = {c: rendered_width(frame[[c]]) for c in frame.columns}
     chunks: list[list[str]] = []
     for column in values:
-        if chunks and rendered_width(frame[[*keys, *chunks[-1], column]]) <= width:
+        if chunks and joined_width([own[c] for c in (*keys, *chunks[-1], column)]) <= width:
             chunks[-1].append(column)
         else:
             chunks.append([column])
@@ -96,6 +99,12 @@ def rendered_width(frame: pd.DataFrame) -> int:
 
     text = tabulate(frame, headers="keys", tablefmt="github", showindex=False, disable_numparse=True)
     return max(map(len, text.splitlines()), default=0)
+
+
+def joined_width(widths: list[int]) -> int:
+    """The width of a github table from its columns' own widths (each rendered alone): every column adds
+    its cell and padding and one '|' (rendered_width of one column counts two)."""
+    return 1 + sum(w - 1 for w in widths) if widths else 0
 
 
 def _cut_to_width(frame: pd.DataFrame, width: int) -> pd.DataFrame:
