@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import socket
+import sys
 from collections.abc import Iterator
 
 from normbench.benches import get_bench
@@ -58,7 +59,24 @@ class Interrupted(Exception):
         super().__init__(f"{self.signal.name} while starting Ray: nothing was run")
 
 
+# Ray's C++ core installs absl's failure-signal handler in the driver, SIGTERM among its signals: a SIGTERM
+# while the driver connects (a window of ~0.5 s of a local start) printed a C++ stack dump and aborted (exit
+# 134) instead of reaching normbench's guard (exit 143, one line). Read once, when Ray is imported; only this
+# process sees it (removed again at once), so Ray's workers keep their crash dumps.
+NO_FAILURE_HANDLER = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
+
+
 def import_ray():
+    if "ray" not in sys.modules and NO_FAILURE_HANDLER not in os.environ:
+        os.environ[NO_FAILURE_HANDLER] = "1"
+        try:
+            return _import_ray()
+        finally:
+            os.environ.pop(NO_FAILURE_HANDLER, None)
+    return _import_ray()
+
+
+def _import_ray():
     try:
         import ray
     except ImportError as exc:
