@@ -14,6 +14,10 @@ Deterministic metrics (a Tolerance): values within the tolerance are `=`, whatev
 Beyond it, with the same arithmetic (torch, instruction set, data), the factor decides (and the test, for
 values pooled over seeds; a case's own values pair up and have no sampling noise); with different arithmetic the case is `x`: a platform change cannot be told from a code change.
 
+A test that cannot reach alpha at its sample size (two fully separated samples of 5 and 5 give p = 0.0079)
+cannot clear a change beyond the factor either: such a case is `x`, "undetectable" (exit 3), never `~`. A value
+that is not finite is `+` when only the new run has it, `x` when the base does.
+
 Every case of either run is accounted for: one that no metric row covers is compared by its status.
 """
 

@@ -3,8 +3,8 @@ Timing metrics: ratio of medians and a Mann-Whitney U test, only on the same mac
 deterministic metrics (Jacobian errors, losses, init statistics): by value, within a cross-machine
 tolerance. Marks: + worse, - better, ~ not significant, = unchanged, ! status regressed, x not comparable.
 Exit codes: 0 every case compared, no regression; 1 at least one regression (+ or !); 2 bad input;
-3 inconclusive (a case x, or the run-to-run noise floor above --factor); --allow-incomparable turns 3
-into 0. See docs/ci.md."""
+3 inconclusive (a case x, the run-to-run noise floor above --factor, or a change beyond --factor that no
+test can judge at its sample size); --allow-incomparable turns 3 into 0. See docs/ci.md."""
 
 from __future__ import annotations
 
