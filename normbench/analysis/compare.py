@@ -27,12 +27,12 @@ import json
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
 from normbench.analysis.compare_groups import MetricGroup, data_hashes, metric_groups
-from normbench.analysis.noise import run_to_run_noise, samples_to_reach, smallest_p, z_score
+from normbench.analysis.compare_values import Untestable, hashes, median, run_medians, settle_not_finite
+from normbench.analysis.noise import run_to_run_noise, smallest_p, z_score
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
 from normbench.benches import all_benches
 from normbench.core.settings import check_number
@@ -156,14 +156,14 @@ def _metric_rows(kind, metric, direction, sides: Sides, bench, opts, envs: Envs)
         a, b = gbk.values, gnk.values
         if direction.endswith("_abs"):  # signed errors: compare their size
             a, b = [abs(v) for v in a], [abs(v) for v in b]
-        mb, mn = _median(a), _median(b)
+        mb, mn = median(a), median(b)
         ratio = mn / mb if mb else (1.0 if mn == mb else float("inf"))
         row = CompareRow("=", kind, label, metric, mb, mn, ratio, unit=gbk.unit, case_ids=ids)
         out.append(row)
-        if (hb := _hashes(sides.base_data, gbk)) != (hn := _hashes(sides.new_data, gnk)):
+        if (hb := hashes(sides.base_data, gbk)) != (hn := hashes(sides.new_data, gnk)):
             row.mark, row.note = "x", f"data differs: sha256 {_short(hb)} -> {_short(hn)}"
             continue
-        if _not_finite(row, a, b):
+        if settle_not_finite(row, a, b):
             continue
         if tolerance is not None:
             if not _deterministic_differs(row, a, b, tolerance, envs):
@@ -192,7 +192,7 @@ def _metric_rows(kind, metric, direction, sides: Sides, bench, opts, envs: Envs)
             )
             row.note = _join(row.note, spread)
         test = (len(a), len(b), smallest_p(a, b)) if tested else None
-        judged.append((row, _run_medians(gbk, direction), _run_medians(gnk, direction), tolerance, test))
+        judged.append((row, run_medians(gbk, direction), run_medians(gnk, direction), tolerance, test))
     timed = [(r, rb, rn) for r, rb, rn, tol, _ in judged if tol is None]
     noise = run_to_run_noise(timed, kind, metric, opts.alpha)
     lower_is_better = direction.startswith("lower")
@@ -221,78 +221,6 @@ def _metric_rows(kind, metric, direction, sides: Sides, bench, opts, envs: Envs)
         elif tolerance is not None:
             row.mark = "~"  # beyond the tolerance but within the factor: changed, not enough to gate on
     return out, noise, untestable
-
-
-@dataclass
-class Untestable:
-    """The judged rows of one metric whose test cannot reach --alpha at their sample sizes."""
-
-    sizes: dict[tuple[int, int], float] = field(default_factory=dict)  # (n base, n new) -> smallest p
-    rows: int = 0
-    hidden_rows: int = 0  # of them, changed beyond --factor the bad way: marked x
-
-    def add(self, test: tuple[int, int, float], *, hidden: bool) -> None:
-        self.sizes[test[:2]] = test[2]
-        self.rows += 1
-        self.hidden_rows += hidden
-
-    def _sizes(self) -> str:
-        return ", ".join(f"n={a} vs {b}: smallest p {p:.2g}" for (a, b), p in sorted(self.sizes.items()))
-
-    def notes(self, kind: str, metric: str, alpha: float) -> list[str]:
-        if not self.rows:
-            return []
-        return [
-            f"{kind}/{metric}: {self.rows} case(s) have too few samples for a Mann-Whitney test to reach "
-            f"p < {alpha:g} ({self._sizes()}); a change beyond --factor in them is undetectable (exit 3), "
-            f"never a pass: {samples_to_reach(alpha)} samples per side can reach it"
-        ]
-
-    def hidden(self, kind: str, metric: str, opts: CompareOptions) -> list[str]:
-        if not self.hidden_rows:
-            return []
-        return [
-            f"{kind}/{metric}: {self.hidden_rows} case(s) changed beyond --factor {opts.factor:g} where no "
-            f"test can reach --alpha {opts.alpha:g} ({self._sizes()})"
-        ]
-
-
-def _run_medians(group: MetricGroup, direction: str) -> list[float]:
-    """One median per run (several run ids may be given per side)."""
-    size = abs if direction.endswith("_abs") else float
-    return [_median([size(v) for v in vals]) for vals in group.run_values.values()]
-
-
-def _median(values: list[float]) -> float:
-    """The median, NaN left out (as pandas' median: the same numpy median of the finite values), without a
-    Series per case."""
-    arr = np.asarray(values, dtype=float)
-    arr = arr[~np.isnan(arr)]
-    return float(np.median(arr)) if arr.size else math.nan
-
-
-def _hashes(by_case: dict[str, frozenset], group: MetricGroup) -> frozenset:
-    return frozenset().union(*(by_case.get(c, frozenset()) for c in group.case_ids))
-
-
-def _not_finite(row: CompareRow, a: list[float], b: list[float]) -> bool:
-    """NaN or inf among the values is never `~` or `=`: new ones where the base is finite are a regression
-    (a result broke), any in the base leave nothing to compare against (x). True: the row is settled."""
-    bad_b, bad_n = sum(not math.isfinite(v) for v in a), sum(not math.isfinite(v) for v in b)
-    if not bad_b and not bad_n:
-        return False
-    row.ratio = row.ratio if row.ratio is not None and math.isfinite(row.ratio) else None
-    if bad_b:
-        row.mark, row.note = (
-            "x",
-            f"base has {bad_b} of {len(a)} values not finite (nan or inf): nothing to compare",
-        )
-    else:
-        row.mark, row.note = (
-            "+",
-            f"new has {bad_n} of {len(b)} values not finite (nan or inf); the base's are finite",
-        )
-    return True
 
 
 def _join(note: str, more: str) -> str:
