@@ -84,6 +84,15 @@ ROUND4 = [
     _gate_off("--factor", "0.5", "> 1"),
     _gate_off("--factor", "inf", "> 1"),
     _gate_off("--factor", "nan", "> 1"),
+    *(
+        Attempt(
+            f"selfcheck-min-run-time={value}",
+            ["selfcheck", "--min-run-time", value],
+            2,
+            f"error: --min-run-time {value}: expected a finite number >= 0.01 and <= 600",
+        )
+        for value in ("nan", "inf")
+    ),
     Attempt(
         "manifest-declares-value-a-string-report",
         ["report", "RUN"],
