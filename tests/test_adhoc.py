@@ -96,8 +96,20 @@ def test_adhoc_run_report_and_compare_against_a_toml_run(cli, tmp_path, tiny_sui
 
     report = cli("report", adhoc_id, "--results", results)
     assert report.exit_code == 0 and "Latency: median time per call" in report.stdout
-    # --allow-load: a shared test machine; the point here is that the two runs' cases match
-    compare = cli("compare", toml_id, adhoc_id, "--results", results, "--format", "json", "--allow-load")
+    # --allow-load: a shared test machine; --factor 100: 3 samples a side cannot test a change (it would be
+    # undetectable, exit 3); the point here is that the two runs' cases match
+    compare = cli(
+        "compare",
+        toml_id,
+        adhoc_id,
+        "--results",
+        results,
+        "--format",
+        "json",
+        "--allow-load",
+        "--factor",
+        "100",
+    )
     assert compare.exit_code == 0, compare.output
     (record,) = [r for r in json.loads(compare.stdout)["records"] if r["metric"] == "time"]
     assert record["mark"] != "x" and record["base"] > 0 and record["new"] > 0  # compared, not "only in one"

@@ -21,7 +21,7 @@ def _normbench(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess
         env=make_child_env(**env),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,  # a loaded shared machine: a tiny run has taken minutes
     )
 
 
