@@ -31,7 +31,14 @@ import pandas as pd
 
 from normbench.analysis.comparability import busy_cases, numeric_differences, timing_differences
 from normbench.analysis.compare_groups import MetricGroup, data_hashes, metric_groups
-from normbench.analysis.compare_values import Untestable, hashes, median, run_medians, settle_not_finite
+from normbench.analysis.compare_values import (
+    Untestable,
+    hashes,
+    mann_whitney_p,
+    median,
+    run_medians,
+    settle_not_finite,
+)
 from normbench.analysis.noise import run_to_run_noise, smallest_p, z_score
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
 from normbench.benches import all_benches
@@ -140,7 +147,7 @@ def _metric_rows(kind, metric, direction, sides: Sides, bench, opts, envs: Envs)
     """(rows, run-to-run noise, cases no test could judge) of one metric of one bench kind."""
     gb = metric_groups(sides.base, metric, bench.compare_pool)
     gn = metric_groups(sides.new, metric, bench.compare_pool)
-    out, judged, untestable = [], [], Untestable()
+    out, judged, untestable, tests = [], [], Untestable(), []
     for key in sorted(set(gb) | set(gn)):
         norm, impl, params = json.loads(key)
         label = describe_case(norm, impl, params, bench, sides.varying)
@@ -179,9 +186,7 @@ def _metric_rows(kind, metric, direction, sides: Sides, bench, opts, envs: Envs)
             # the same seeded inputs on both sides, value for value: no sampling noise to test against
             row.note = _join(row.note, "deterministic: factor only")
         elif len(a) >= 3 and len(b) >= 3:
-            from scipy.stats import mannwhitneyu
-
-            row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+            tests.append((row, a, b))  # p for every such row at once, below
             tested = True
         else:
             row.note = _join(row.note, f"n={min(len(a), len(b))}: no test, factor only")
@@ -193,6 +198,8 @@ def _metric_rows(kind, metric, direction, sides: Sides, bench, opts, envs: Envs)
             row.note = _join(row.note, spread)
         test = (len(a), len(b), smallest_p(a, b)) if tested else None
         judged.append((row, run_medians(gbk, direction), run_medians(gnk, direction), tolerance, test))
+    for (row, _, _), p in zip(tests, mann_whitney_p([(a, b) for _, a, b in tests]), strict=True):
+        row.p = p
     timed = [(r, rb, rn) for r, rb, rn, tol, _ in judged if tol is None]
     noise = run_to_run_noise(timed, kind, metric, opts.alpha)
     lower_is_better = direction.startswith("lower")
