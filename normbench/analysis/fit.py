@@ -70,7 +70,8 @@ def fit_table(table: Table, width: int) -> list[Table]:
     chunks = chunks or [[]]
     out = []
     for i, chunk in enumerate(chunks):
-        part = _cut_to_width(frame[[*keys, *chunk]], width)
+        columns = [*keys, *chunk]
+        part = _cut_to_width(frame[columns], width, joined_width([own[c] for c in columns]))
         part_of = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
         title = clip(table.title, width - 4 - len(part_of)) + part_of  # 4: the heading's "### "
         notes = wrap("All rows: " + "; ".join(caption) + ".", width) if caption and i == 0 else []
@@ -107,8 +108,11 @@ def joined_width(widths: list[int]) -> int:
     return 1 + sum(w - 1 for w in widths) if widths else 0
 
 
-def _cut_to_width(frame: pd.DataFrame, width: int) -> pd.DataFrame:
-    """Shorten the widest column's cells (never below MIN_CELL characters) until the rendering fits."""
+def _cut_to_width(frame: pd.DataFrame, width: int, measured: int) -> pd.DataFrame:
+    """Shorten the widest column's cells (never below MIN_CELL characters) until the rendering fits
+    (`measured`: the frame's width as it is, known from its columns)."""
+    if measured <= width:
+        return frame
     frame = frame.copy()
     while (excess := rendered_width(frame) - width) > 0:
         widest = max(frame.columns, key=lambda c: max(len(str(c)), frame[c].map(len).max()))
