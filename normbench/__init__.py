@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from normbench.core.version import __version__
 from normbench.results.lookup import open_run
+from normbench.results.paths import results_default
 from normbench.results.store import read_stores
 
 __all__ = ["__version__", "load"]
@@ -14,7 +15,7 @@ def load(runs="latest", results=None):
 
     runs: a run id, "latest", "latest:SUITE" (the newest run of that suite), a run folder's path (a Path, or
         a string with a "/"), or a list of them (the shards of one sweep combine into one frame).
-    results: the results directory of run ids (default: $NORMBENCH_RESULTS, else "results").
+    results: the results directory of run ids (default: $NORMBENCH_RESULTS, else "results"; empty is unset).
 
     Every row is one measured value (metric, unit, value) with its case's parameters as columns; integer
     parameters are Int64, booleans boolean, and a parameter another bench kind lacks is <NA> in its rows.
@@ -28,6 +29,6 @@ def load(runs="latest", results=None):
     from pathlib import Path
 
     refs = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
-    folder = Path(results if results is not None else os.environ.get("NORMBENCH_RESULTS", "results"))
+    folder = Path(results) if results is not None else results_default()
     frame, _ = read_stores([open_run(ref, folder) for ref in refs])
     return frame

@@ -96,10 +96,21 @@ def test_adhoc_run_report_and_compare_against_a_toml_run(cli, tmp_path, tiny_sui
 
     report = cli("report", adhoc_id, "--results", results)
     assert report.exit_code == 0 and "Latency: median time per call" in report.stdout
-    # --allow-load: a shared test machine; the point here is that the two runs' cases match
-    # --absolute: the one case is the reference itself, without a copy probe: no paired ratio to compare
+    # --allow-load: a shared test machine; --absolute: the one case is the reference itself, without a copy
+    # probe: no paired ratio to compare; --factor 100: 3 samples a side cannot test a change (it would be
+    # undetectable, exit 3); the point here is that the two runs' cases match
     compare = cli(
-        "compare", toml_id, adhoc_id, "--results", results, "--format", "json", "--allow-load", "--absolute"
+        "compare",
+        toml_id,
+        adhoc_id,
+        "--results",
+        results,
+        "--format",
+        "json",
+        "--allow-load",
+        "--absolute",
+        "--factor",
+        "100",
     )
     assert compare.exit_code == 0, compare.output
     (record,) = [r for r in json.loads(compare.stdout)["records"] if r["metric"] == "time"]

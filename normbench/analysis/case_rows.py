@@ -10,12 +10,14 @@ import pandas as pd
 from normbench.analysis.rows import NOT_RUN, CompareRow, describe_case, varying_params
 
 
-def status_rows(kind, base, new, bench) -> list[CompareRow]:
-    """Per case: a status that got worse is a regression whatever the numbers say."""
+def status_rows(kind, base, new, bench, varying: frozenset[str] | None = None) -> list[CompareRow]:
+    """Per case: a status that got worse is a regression whatever the numbers say. `varying`: the
+    parameters that vary among the kind's cases, when the caller has them already."""
     sb = base.drop_duplicates("case_id").set_index("case_id")
     sn = new.drop_duplicates("case_id").set_index("case_id")
     out = []
-    varying = varying_params(pd.concat([sb["params"], sn["params"]]))
+    if varying is None:
+        varying = varying_params(pd.concat([sb["params"], sn["params"]]))
     for case_id in sorted(set(sb.index) & set(sn.index)):
         old, now = sb.loc[case_id, "status"], sn.loc[case_id, "status"]
         if old == now:
@@ -38,14 +40,17 @@ def _label(row, bench, varying) -> str:
     return describe_case(row["norm"], row["impl"], params, bench, varying)
 
 
-def uncovered_rows(kind, base, new, bench, rows: list[CompareRow]) -> list[CompareRow]:
+def uncovered_rows(
+    kind, base, new, bench, rows: list[CompareRow], varying: frozenset[str] | None = None
+) -> list[CompareRow]:
     """The cases no metric or status row speaks for: compared by their status when both runs have them
     (a case unavailable in both, or one whose bench stores no compare metric), else `x`."""
     covered = frozenset().union(*(r.case_ids for r in rows))
     sb = base.drop_duplicates("case_id").set_index("case_id")
     sn = new.drop_duplicates("case_id").set_index("case_id")
-    varying = varying_params(pd.concat([sb["params"], sn["params"]]))
-    out = []
+    if varying is None:
+        varying = varying_params(pd.concat([sb["params"], sn["params"]]))
+    out, timed_only = [], _timed_only(base, new, bench)
     for case_id in sorted((set(sb.index) | set(sn.index)) - covered):
         side = sn if case_id in sn.index else sb
         label = _label(side.loc[case_id], bench, varying)
@@ -56,9 +61,21 @@ def uncovered_rows(kind, base, new, bench, rows: list[CompareRow]) -> list[Compa
         elif bench is None:
             note = f"bench kind {kind!r} is not registered here (a plugin not loaded?)"
             out.append(CompareRow("x", kind, label, "status", note=note, case_ids=ids))
+        elif case_id in timed_only:  # timed, yet nothing gated: not a pass (a run from before paired rounds)
+            what = ", ".join(bench.compare_metrics)
+            note = f"timed, but no {what} in both runs (stored before paired rounds?): --absolute compares its time"
+            out.append(CompareRow("x", kind, label, "status", note=note, case_ids=ids))
         else:
             status = sb.loc[case_id, "status"]
             what = ", ".join(bench.compare_metrics) or "no compare metric"
             note = f"{status} in both runs; no values of {what}: status compared"
             out.append(CompareRow("=", kind, label, "status", note=note, case_ids=ids))
     return out
+
+
+def _timed_only(base: pd.DataFrame, new: pd.DataFrame, bench) -> set[str]:
+    """Cases with an absolute time that compare leaves ungated (the bench's gated metrics are absent)."""
+    if bench is None or not bench.compare_metrics or not bench.absolute_metrics:
+        return set()
+    timed = [set(f.loc[f["metric"].isin(list(bench.absolute_metrics)), "case_id"]) for f in (base, new)]
+    return timed[0] & timed[1]

@@ -13,10 +13,12 @@ time_median, time_p20, time_p80, time_iqr; benches/latency.py timing_rows), one 
 label, its value the median time per call in nanoseconds. Spread: Bencher's lower/upper values are the 20th
 and 80th percentiles of the raw samples; github-action-benchmark's range is ± half the interquartile range
 (the semi-interquartile range). Other metrics (accuracy, Jacobians, losses) have no direction these services
-understand and are left out; `exported` says how many cases were and why the others were not."""
+understand and are left out, as is a case whose median is not a finite number; a spread that is not one
+is omitted (both services take it as optional). `exported` says how many cases were and why the others were not."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -77,6 +79,9 @@ def timings(frame, manifests: list[dict]) -> Exported:
         seen[name] = run_id
         samples = int(((rows["metric"] == "time") & rows["sample"].notna()).sum())
         stats = {s: float(values[f"time_{s}"]) for s in STATS}
+        if not math.isfinite(stats["median"]):  # no number to chart: left out, counted
+            result.left_out[f"{kind} cases (median time not finite)"] += 1
+            continue
         result.timings.append(
             Timing(name, run_id, stats["median"], stats["p20"], stats["p80"], stats["iqr"], samples)
         )
@@ -88,27 +93,30 @@ def timings(frame, manifests: list[dict]) -> Exported:
     return result
 
 
-def _ns(seconds: float) -> float:
-    return round(seconds * NS, 3)
+def _ns(seconds: float) -> float | None:
+    """Nanoseconds, or None for a spread that was not measured (NaN: JSON has no such number)."""
+    return round(seconds * NS, 3) if math.isfinite(seconds) else None
 
 
 def to_github_action_benchmark(exported: Exported) -> list[dict]:
-    return [
-        {
-            "name": t.name,
-            "unit": "ns",
-            "value": _ns(t.median_s),
-            "range": f"± {_ns(t.iqr_s / 2)}",
-            "extra": f"median of {t.samples} samples; p20 {_ns(t.p20_s)} ns, p80 {_ns(t.p80_s)} ns; run {t.run_id}",
-        }
-        for t in exported.timings
-    ]
+    out = []
+    for t in exported.timings:
+        entry = {"name": t.name, "unit": "ns", "value": _ns(t.median_s)}
+        if _ns(t.iqr_s) is not None:
+            entry["range"] = f"± {_ns(t.iqr_s / 2)}"
+        spread = (
+            f"; p20 {_ns(t.p20_s)} ns, p80 {_ns(t.p80_s)} ns"
+            if None not in (_ns(t.p20_s), _ns(t.p80_s))
+            else ""
+        )
+        entry["extra"] = f"median of {t.samples} samples{spread}; run {t.run_id}"
+        out.append(entry)
+    return out
 
 
 def to_bencher(exported: Exported) -> dict[str, dict]:
-    return {
-        t.name: {
-            "latency": {"value": _ns(t.median_s), "lower_value": _ns(t.p20_s), "upper_value": _ns(t.p80_s)}
-        }
-        for t in exported.timings
-    }
+    out = {}
+    for t in exported.timings:
+        latency = {"value": _ns(t.median_s), "lower_value": _ns(t.p20_s), "upper_value": _ns(t.p80_s)}
+        out[t.name] = {"latency": {k: v for k, v in latency.items() if v is not None}}
+    return out

@@ -8,11 +8,18 @@ for metrics pooled over seeds, by their parameters without the seed). Marks:
 Timing metrics (the bench's `compare_tolerance` is None): the ratio of medians decides whether a change is
 large enough (--factor), and a two-sided Mann-Whitney U test on the raw samples (scipy) whether it is real
 (p < alpha, asv's 0.002), judged against the run-to-run noise. They are `x` when the machine or torch differs
-or a side ran above its core count (analysis/comparability.py).
+or a side ran above its core count (analysis/comparability.py). Paired ratios (a time over another timed in
+the same rounds: time_vs_ref, time_vs_copy) are gated by default at any load, each judged beyond its round
+set's common shift and confirmed by the case's other reference (analysis/round_sets.py); `--absolute` adds
+the seconds. A significant change within the factor is `~`.
 
 Deterministic metrics (a Tolerance): values within the tolerance are `=`, whatever the load or hostname.
 Beyond it, with the same arithmetic (torch, instruction set, data), the factor decides (and the test, for
 values pooled over seeds; a case's own values pair up and have no sampling noise); with different arithmetic the case is `x`: a platform change cannot be told from a code change.
+
+A test that cannot reach alpha at its sample size (two fully separated samples of 5 and 5 give p = 0.0079)
+cannot clear a change beyond the factor either: such a case is `x`, "undetectable" (exit 3), never `~`. A value
+that is not finite is `+` when only the new run has it, `x` when the base does.
 
 Every case of either run is accounted for: one that no metric row covers is compared by its status.
 """
@@ -31,15 +38,20 @@ from normbench.analysis.comparability import (
     paired_differences,
     timing_differences,
 )
-from normbench.analysis.noise import Noise, run_medians, run_to_run_noise, z_score
-from normbench.analysis.round_sets import (
-    confirm_across_references,
-    judge_against_round_sets,
-    round_set_of,
-    shift_note,
+from normbench.analysis.compare_groups import MetricGroup, data_hashes, metric_groups
+from normbench.analysis.compare_values import (
+    Untestable,
+    hashes,
+    mann_whitney_p,
+    median,
+    run_medians,
+    settle_not_finite,
 )
+from normbench.analysis.noise import Noise, run_to_run_noise, smallest_p, z_score
+from normbench.analysis.round_sets import confirm_across_references, judge_against_round_sets, shift_note
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
 from normbench.benches import all_benches
+from normbench.core.settings import check_number
 
 MARKS = {
     "+": "worse",
@@ -51,23 +63,30 @@ MARKS = {
 }
 # The fields `normbench report` shows when runs of different environments are combined.
 ENV_FIELDS = ("hostname", "cpu", "gpu", "python", "torch", "torch_threads", "cuda", "cudnn")
-ORDER_COLUMNS = ("case_id", "sample", "step", "layer", "site", "tensor", "scale")
 
 
 @dataclass
 class CompareOptions:
+    """What decides a change; every number is checked when the options are made (nan, 0 or a negative
+    alpha would switch the gate off: refused, one line)."""
+
     factor: float = 1.1
     alpha: float = 0.002
     allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
     allow_load: bool = False  # compare cases timed while the load exceeded the core count
     absolute: bool = False  # also gate the benches' absolute times (Bench.absolute_metrics)
 
+    def __post_init__(self) -> None:
+        check_number(self.factor, "--factor", above=1.0)
+        check_number(self.alpha, "--alpha", above=0.0, below=1.0)
+
 
 @dataclass
 class Comparison:
     rows: list[CompareRow]
     notes: list[str]  # the run-to-run noise each timing metric was judged against
-    undetectable: list[str]  # metrics whose noise floor is above --factor: a change of that size hides in it
+    # why the gate cannot answer: a noise floor above --factor, changes no test at this sample size can flag
+    undetectable: list[str]
 
 
 def compare_frames(
@@ -83,14 +102,20 @@ def compare_frames(
         paired_differences(base_env, new_env, opts.allow_env),
     )
     result = Comparison([], [], [])
-    for kind in sorted(set(base["bench"].dropna()) | set(new["bench"].dropna())):
+    base_kinds, new_kinds = _by_kind(base), _by_kind(new)
+    for kind in sorted(set(base_kinds) | set(new_kinds)):
         bench = benches.get(kind)
-        b, n = base[base["bench"] == kind], new[new["bench"] == kind]
+        b, n = base_kinds.get(kind, base.iloc[:0]), new_kinds.get(kind, new.iloc[:0])
         rows: list[CompareRow] = []
+        varying = None  # without the bench, uncovered_rows finds it
         if bench is not None:
-            rows.extend(status_rows(kind, b, n, bench))
+            varying = varying_params(pd.concat([b["params"], n["params"]]))
+            rows.extend(status_rows(kind, b, n, bench, varying))
+            sides = Sides(b, n, data_hashes(b), data_hashes(n), varying)
             for metric, direction in gated_metrics(bench, opts).items():
-                metric_rows, noise = _metric_rows(kind, metric, direction, b, n, bench, opts, envs)
+                metric_rows, noise, untestable = _metric_rows(
+                    kind, metric, direction, sides, bench, opts, envs
+                )
                 rows.extend(metric_rows)
                 if noise is not None:
                     result.notes.append(noise.note)
@@ -99,9 +124,10 @@ def compare_frames(
                             f"{kind}/{metric}: the noise floor {noise.floor:.2f}x is above --factor "
                             f"{opts.factor:g}"
                         )
-        if bench is not None:
+                result.notes.extend(untestable.notes(kind, metric, opts.alpha))
+                result.undetectable.extend(untestable.hidden(kind, metric, opts))
             confirm_across_references(rows, bench.paired_metrics, opts.factor)
-        rows.extend(uncovered_rows(kind, b, n, bench, rows))
+        rows.extend(uncovered_rows(kind, b, n, bench, rows, varying))
         result.rows.extend(rows)
     return result
 
@@ -109,6 +135,11 @@ def compare_frames(
 def gated_metrics(bench, opts: CompareOptions) -> dict[str, str]:
     """The metrics compare judges for a bench: its compare_metrics, and its absolute times under --absolute."""
     return {**bench.compare_metrics, **(bench.absolute_metrics if opts.absolute else {})}
+
+
+def _by_kind(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """One frame per bench kind, in one pass (a filter per kind is a pass over every row each)."""
+    return {k: g for k, g in frame.groupby("bench", sort=False)} if not frame.empty else {}
 
 
 @dataclass
@@ -119,63 +150,65 @@ class Envs:
     paired: list[str]  # differences that make paired ratios incomparable (not load, not the machine's name)
 
 
-def _group_key(row, pool) -> str:
-    params = {k: v for k, v in json.loads(row["params"]).items() if k not in pool}
-    return json.dumps([row["norm"], row["impl"], params], sort_keys=True, default=str)
+@dataclass
+class Sides:
+    """One bench kind's rows of each side, and what every metric of it reads."""
+
+    base: pd.DataFrame
+    new: pd.DataFrame
+    base_data: dict[str, frozenset]  # case_id -> SHA-256s of its training text
+    new_data: dict[str, frozenset]
+    varying: frozenset[str]  # parameters that differ among the cases shown together
 
 
 def _metric_rows(
-    kind, metric, direction, base, new, bench, opts, envs: Envs
-) -> tuple[list[CompareRow], Noise | None]:
-    def groups(frame):
-        # every case that produced a result: ok, and outcomes such as stuck or not_converged (not failed/skipped)
-        sel = frame[(frame["metric"] == metric) & ~frame["status"].isin(["failed", "skipped", "unavailable"])]
-        if sel.empty:
-            return {}
-        keys = sel.apply(lambda r: _group_key(r, bench.compare_pool), axis=1)
-        return {k: g for k, g in sel.groupby(keys)}
-
-    gb, gn = groups(base), groups(new)
-    varying = varying_params(pd.concat([base["params"], new["params"]]))
-    out, judged, in_sets = [], [], []
+    kind, metric, direction, sides: Sides, bench, opts, envs: Envs
+) -> tuple[list[CompareRow], Noise | None, Untestable]:
+    """(rows, run-to-run noise, cases no test could judge) of one metric of one bench kind."""
+    gb = metric_groups(sides.base, metric, bench.compare_pool)
+    gn = metric_groups(sides.new, metric, bench.compare_pool)
+    out, judged, untestable, tests, in_sets = [], [], Untestable(), [], []
+    paired = metric in bench.paired_metrics
     for key in sorted(set(gb) | set(gn)):
         norm, impl, params = json.loads(key)
-        label = describe_case(norm, impl, params, bench, varying)
-        ids = frozenset(gb[key]["case_id"] if key in gb else ()) | frozenset(
-            gn[key]["case_id"] if key in gn else ()
+        label = describe_case(norm, impl, params, bench, sides.varying)
+        ids = (gb[key].case_ids if key in gb else frozenset()) | (
+            gn[key].case_ids if key in gn else frozenset()
         )
         if key not in gb or key not in gn:
             note = "only in " + ("new" if key in gn else "base")
             out.append(CompareRow("x", kind, label, metric, note=note, case_ids=ids))
             continue
-        tolerance = bench.compare_tolerance(metric, json.loads(gb[key]["params"].iloc[0]))
-        a, b = _values(gb[key]), _values(gn[key])
+        gbk, gnk = gb[key], gn[key]
+        tolerance = bench.compare_tolerance(metric, json.loads(gbk.params))
+        a, b = gbk.values, gnk.values
         if direction.endswith("_abs"):  # signed errors: compare their size
             a, b = [abs(v) for v in a], [abs(v) for v in b]
-        unit = str(gb[key]["unit"].iloc[0] or "")
-        mb, mn = float(pd.Series(a).median()), float(pd.Series(b).median())
+        mb, mn = median(a), median(b)
         ratio = mn / mb if mb else (1.0 if mn == mb else float("inf"))
-        row = CompareRow("=", kind, label, metric, mb, mn, ratio, unit=unit, case_ids=ids)
+        row = CompareRow("=", kind, label, metric, mb, mn, ratio, unit=gbk.unit, case_ids=ids)
         out.append(row)
-        if (hb := _data_hashes(base, gb[key])) != (hn := _data_hashes(new, gn[key])):
+        if (hb := hashes(sides.base_data, gbk)) != (hn := hashes(sides.new_data, gnk)):
             row.mark, row.note = "x", f"data differs: sha256 {_short(hb)} -> {_short(hn)}"
+            continue
+        if settle_not_finite(row, a, b):
             continue
         if tolerance is not None:
             if not _deterministic_differs(row, a, b, tolerance, envs):
                 continue
-        elif reason := _timing_not_comparable(gb[key], gn[key], envs, metric in bench.paired_metrics):
+        elif reason := _timing_not_comparable(gbk, gnk, envs, paired):
             row.mark, row.note = "x", reason
             continue
-        pooled = _pooled_over_cases(gb[key], bench) and _pooled_over_cases(gn[key], bench)
+        pooled = gbk.pooled and gnk.pooled
+        tested = False
         if a == b:
             row.p = 1.0  # identical values: nothing changed
         elif tolerance is not None and not pooled:
             # the same seeded inputs on both sides, value for value: no sampling noise to test against
             row.note = _join(row.note, "deterministic: factor only")
         elif len(a) >= 3 and len(b) >= 3:
-            from scipy.stats import mannwhitneyu
-
-            row.p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+            tests.append((row, a, b))  # p for every such row at once, below
+            tested = True
         else:
             row.note = _join(row.note, f"n={min(len(a), len(b))}: no test, factor only")
         if pooled:
@@ -184,20 +217,34 @@ def _metric_rows(
                 f"sd over {over}: {pd.Series(a).std():.3g} -> {pd.Series(b).std():.3g} (n={len(a)}, {len(b)})"
             )
             row.note = _join(row.note, spread)
-        judged.append((row, run_medians(gb[key], direction), run_medians(gn[key], direction), tolerance))
-        if metric in bench.paired_metrics:
-            in_sets.append((row, round_set_of(gb[key]), round_set_of(gn[key])))
+        test = (len(a), len(b), smallest_p(a, b)) if tested else None
+        judged.append((row, run_medians(gbk, direction), run_medians(gnk, direction), tolerance, test))
+        if paired:
+            in_sets.append((row, gbk.round_set, gnk.round_set))
     shifts = judge_against_round_sets(in_sets)
-    timed = [(r, rb, rn) for r, rb, rn, tol in judged if tol is None]
+    for (row, _, _), p in zip(tests, mann_whitney_p([(a, b) for _, a, b in tests]), strict=True):
+        row.p = p
+    timed = [(r, rb, rn) for r, rb, rn, tol, _ in judged if tol is None]
     noise = run_to_run_noise(timed, kind, metric, opts.alpha)
     if noise is not None and shifts:
         noise.note = f"{noise.note}; {shift_note(kind, metric, shifts)}"
     lower_is_better = direction.startswith("lower")
-    for row, runs_b, runs_n, tolerance in judged:
-        ratio = row.judged_ratio
+    for row, runs_b, runs_n, tolerance, test in judged:
+        ratio = row.judged_ratio  # beyond its round set's shift, where it has one
         worse = ratio > opts.factor if lower_is_better else ratio < 1 / opts.factor
         better = ratio < 1 / opts.factor if lower_is_better else ratio > opts.factor
         significant = row.p is None or row.p < opts.alpha
+        if test is not None and test[2] >= opts.alpha:  # no p this test can give is below alpha
+            untestable.add(test, hidden=worse)
+            if worse:  # a change of the size the gate looks for, which no test here can confirm or clear
+                n_b, n_n, smallest = test
+                row.mark = "x"
+                row.note = _join(
+                    row.note,
+                    f"undetectable: n={n_b} vs {n_n} samples, no Mann-Whitney test reaches p < {opts.alpha:g} "
+                    f"(its smallest p is {smallest:.2g})",
+                )
+                continue
         if tolerance is None and significant and noise and 0 < ratio < float("inf"):
             bound = noise.sigma * math.sqrt(1 / len(runs_b) + 1 / len(runs_n)) * z_score(opts.alpha)
             if abs(math.log(ratio)) <= bound:
@@ -213,17 +260,7 @@ def _metric_rows(
             # a timing change beyond the run-to-run noise, yet within the factor: changed, below the gate
             row.mark = "~"
             row.note = _join(row.note, f"changed ×{ratio:.3f}, within --factor {opts.factor:g}")
-    return out, noise
-
-
-def _pooled_over_cases(group: pd.DataFrame, bench) -> bool:
-    """One value per case, several cases (seeds) in the group: a sample of a distribution, which the test
-    compares. Several values of one case (per input, per layer) pair up value for value instead."""
-    return (
-        bool(bench.compare_pool)
-        and group["sample"].isna().all()
-        and group["case_id"].nunique() == len(group) > 1
-    )
+    return out, noise, untestable
 
 
 def _join(note: str, more: str) -> str:
@@ -250,38 +287,16 @@ def _deterministic_differs(row: CompareRow, a, b, tolerance, envs: Envs) -> bool
     return True
 
 
-def _timing_not_comparable(group_b, group_n, envs: Envs, paired: bool) -> str:
+def _timing_not_comparable(group_b: MetricGroup, group_n: MetricGroup, envs: Envs, paired: bool) -> str:
     """Why two groups' times cannot be compared, or "". A paired ratio (a time over another timed in the
     same rounds) cancels the machine's speed: load and the core count do not matter to it."""
     if paired:
         return "environment differs: " + "; ".join(envs.paired) if envs.paired else ""
     if envs.timing:
         return "environment differs: " + "; ".join(envs.timing)
-    loaded = [
-        envs.busy[k]
-        for g in (group_b, group_n)
-        for k in dict.fromkeys(zip(g["run_id"], g["case_id"], strict=True))
-        if k in envs.busy
-    ]
+    loaded = [envs.busy[k] for g in (group_b, group_n) for k in g.pairs if k in envs.busy]
     return "; ".join(dict.fromkeys(loaded)) + " (--allow-load to compare)" if loaded else ""
-
-
-def _data_hashes(frame: pd.DataFrame, group: pd.DataFrame) -> frozenset:
-    """The SHA-256s of the text the group's cases trained on (empty for benches without data)."""
-    if "data_sha256" not in frame:
-        return frozenset()
-    rows = frame[frame["case_id"].isin(group["case_id"]) & frame["data_sha256"].notna()]
-    return frozenset(rows["data_sha256"])
 
 
 def _short(hashes: frozenset) -> str:
     return ",".join(sorted(h[:12] for h in hashes)) or "none"
-
-
-def _values(group: pd.DataFrame) -> list[float]:
-    """Raw samples when the metric has them (sample index set), else one value per pooled case, in a fixed
-    order (case, sample, step, layer, ...) so that deterministic values pair up value by value."""
-    raw = group[group["sample"].notna()]
-    chosen = raw if not raw.empty else group
-    order = [c for c in ORDER_COLUMNS if c in chosen]
-    return [float(v) for v in chosen.sort_values(order, na_position="first")["value"]]

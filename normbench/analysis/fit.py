@@ -58,16 +58,20 @@ def fit_table(table: Table, width: int) -> list[Table]:
         keys = ["case"]
     frame = frame.rename(columns={c: _stacked(str(c), frame[c]) for c in frame.columns if c not in keys})
     values = [c for c in frame.columns if c not in keys]
+    # a github table's width is its columns' widths added up (each column is padded on its own): measure
+    # each column once, not every growing chunk again (a 2,000-row table rendered hundreds of times)
+    own = {c: rendered_width(frame[[c]]) for c in frame.columns}
     chunks: list[list[str]] = []
     for column in values:
-        if chunks and rendered_width(frame[[*keys, *chunks[-1], column]]) <= width:
+        if chunks and joined_width([own[c] for c in (*keys, *chunks[-1], column)]) <= width:
             chunks[-1].append(column)
         else:
             chunks.append([column])
     chunks = chunks or [[]]
     out = []
     for i, chunk in enumerate(chunks):
-        part = _cut_to_width(frame[[*keys, *chunk]], width)
+        columns = [*keys, *chunk]
+        part = _cut_to_width(frame[columns], width, joined_width([own[c] for c in columns]))
         part_of = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
         title = clip(table.title, width - 4 - len(part_of)) + part_of  # 4: the heading's "### "
         notes = wrap("All rows: " + "; ".join(caption) + ".", width) if caption and i == 0 else []
@@ -98,8 +102,17 @@ def rendered_width(frame: pd.DataFrame) -> int:
     return max(map(len, text.splitlines()), default=0)
 
 
-def _cut_to_width(frame: pd.DataFrame, width: int) -> pd.DataFrame:
-    """Shorten the widest column's cells (never below MIN_CELL characters) until the rendering fits."""
+def joined_width(widths: list[int]) -> int:
+    """The width of a github table from its columns' own widths (each rendered alone): every column adds
+    its cell and padding and one '|' (rendered_width of one column counts two)."""
+    return 1 + sum(w - 1 for w in widths) if widths else 0
+
+
+def _cut_to_width(frame: pd.DataFrame, width: int, measured: int) -> pd.DataFrame:
+    """Shorten the widest column's cells (never below MIN_CELL characters) until the rendering fits
+    (`measured`: the frame's width as it is, known from its columns)."""
+    if measured <= width:
+        return frame
     frame = frame.copy()
     while (excess := rendered_width(frame) - width) > 0:
         widest = max(frame.columns, key=lambda c: max(len(str(c)), frame[c].map(len).max()))

@@ -15,19 +15,9 @@ from __future__ import annotations
 import math
 from statistics import median
 
-import pandas as pd
-
 from normbench.analysis.rows import CompareRow
 
 MIN_MEMBERS = 4
-
-
-def round_set_of(group: pd.DataFrame) -> str | None:
-    """The one round set the rows of a case were timed in, else None (no label, or several runs)."""
-    if "round_set" not in group.columns:
-        return None
-    labels = group["round_set"].dropna().unique()
-    return str(labels[0]) if len(labels) == 1 else None
 
 
 def judge_against_round_sets(members: list[tuple[CompareRow, str | None, str | None]]) -> list[float]:

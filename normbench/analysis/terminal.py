@@ -57,33 +57,32 @@ def terminal_report(tables: list[Table], summary: list[str], fmt: str, width: in
     """The summary and the fitted tables as text, every line at most `width` characters."""
     shown = choose_tables(tables, choice)
     fitted = [fit_table(t, width) for t in shown]
+    # each part rendered once: its lines are counted and the same text is printed
+    texts = {id(p): render([p], fmt) for parts in fitted for p in parts}
     head = ["Summary", *summary] if summary and not choice.tables else []
     if choice.any:
-        return _join(head, [p for parts in fitted for p in parts], fmt)
+        return _join(head, [p for parts in fitted for p in parts], texts)
     budget = LINE_BUDGET - len(head) - 4  # 4: the line naming what is left out, wrapped, and its blank
     kept, left = [], []
     for table, parts in zip(shown, fitted, strict=True):
-        size = sum(_lines(p, fmt) + 1 for p in parts)
+        size = sum(texts[id(p)].count("\n") + 1 for p in parts)
         if size <= budget:
             kept.extend(parts)
             budget -= size
         else:
             left.append(table)
-    text = _join(head, kept, fmt)
+    text = _join(head, kept, texts)
     if left:
         text += "\n" + "\n".join(wrap(_left_out(left), width, indent="")) + "\n"
     return text
 
 
-def _join(head: list[str], tables: list[Table], fmt: str) -> str:
+def _join(head: list[str], tables: list[Table], texts: dict[int, str]) -> str:
+    """The summary and the tables as render(tables) prints them, from each table's own rendering."""
     chunks = ["\n".join(head) + "\n"] if head else []
     if tables:
-        chunks.append(render(tables, fmt))
+        chunks.append("\n\n".join(texts[id(t)][:-1] for t in tables) + "\n")  # each ends in one "\n"
     return "\n".join(chunks)
-
-
-def _lines(table: Table, fmt: str) -> int:
-    return render([table], fmt).count("\n")
 
 
 def _left_out(tables: list[Table]) -> str:

@@ -2,8 +2,9 @@
 regressions and the cases not compared with the reason for each, and the comparison as a table or records.
 
 Exit codes: 0 every case compared and no regression; 1 at least one regression (+ or !), whatever else;
-3 inconclusive: some case not comparable (x), or a timing metric whose run-to-run noise floor is above
---factor (a change of that size could hide in it); 2 bad input (the CLI's error policy)."""
+3 inconclusive: some case not comparable (x, among them changes no test can judge at their sample size), or
+a timing metric whose run-to-run noise floor is above --factor (a change of that size could hide in it);
+2 bad input (the CLI's error policy)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ NORMBENCH_DEBUG=1), consoles, and small option parsers."""
 from __future__ import annotations
 
 import functools
-import os
 from enum import StrEnum
 from pathlib import Path
 
@@ -12,12 +11,23 @@ import typer
 from rich.console import Console
 
 from normbench.core.errors import NormbenchError, SuiteError, debug_enabled, printable
+from normbench.core.settings import env_setting
+from normbench.results.paths import results_default
 from normbench.suite.catalog import packaged_suites
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+MIN_WIDTH = 40  # narrower is a terminal that reports no size (COLUMNS=0 in some CI shells): clamped
 
-RESULTS_DIR = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
+
+def _console(**options) -> Console:
+    """A console for messages (emoji=False: a ':x:' in a case label stays as written). Rich reads COLUMNS
+    itself, and at 0 prints nothing at all: the width is clamped."""
+    console = Console(highlight=False, soft_wrap=True, emoji=False, **options)
+    if console.width < MIN_WIDTH:
+        console.width = max(MIN_WIDTH, terminal_width())
+    return console
+
+
+RESULTS_DIR = results_default()
 # The --results option of every command: NORMBENCH_RESULTS through typer's envvar=, so --help shows it.
 RESULTS_HELP = "Results directory."
 
@@ -29,7 +39,22 @@ def results_option(help: str = RESULTS_HELP):
         help=help,
         envvar="NORMBENCH_RESULTS",
         show_envvar=True,
+        callback=_results_value,
     )
+
+
+def _results_value(value: Path) -> Path:
+    """A blank NORMBENCH_RESULTS (click passes one of spaces on) is unset, as an empty one is."""
+    return results_default() if value is None or not str(value).strip() else value
+
+
+def emit(text: str) -> None:
+    """Text for stdout that is data or a whole report: written as is, whatever the terminal's size or
+    styling (machine formats never depend on the terminal)."""
+    import sys
+
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 class ReportFormat(StrEnum):
@@ -66,21 +91,21 @@ class PlotFormat(StrEnum):
 
 
 def terminal_width() -> int:
-    """The terminal's width when stdout is one; else COLUMNS when set; else 120 (CI logs, pipes)."""
+    """The terminal's width when stdout is one; else COLUMNS when set; else 120 (CI logs, pipes); never
+    below MIN_WIDTH."""
     import shutil
     import sys
 
     if sys.stdout.isatty():
-        return max(40, shutil.get_terminal_size((120, 24)).columns)
-    try:
-        return max(40, int(os.environ["COLUMNS"]))
-    except (KeyError, ValueError):
-        return 120
+        size = shutil.get_terminal_size((120, 24)).columns
+        return max(MIN_WIDTH, size or 120)
+    columns = env_setting("COLUMNS")
+    return max(MIN_WIDTH, int(columns)) if columns is not None and columns.isdigit() else 120
 
 
 def complete_runs(incomplete: str) -> list[str]:
     """Shell completion of run ids: 'latest', 'latest:SUITE' and the runs under the results directory."""
-    root = Path(os.environ.get("NORMBENCH_RESULTS", "results"))
+    root = results_default()
     try:
         runs = sorted((p.name for p in root.iterdir() if (p / "manifest.json").is_file()), reverse=True)
     except OSError:
@@ -139,3 +164,7 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     if not 1 <= i <= n:
         raise NormbenchError(f"--shard {text!r}: need 1 <= i <= N")
     return i, n
+
+
+err = _console(stderr=True)
+out = _console()

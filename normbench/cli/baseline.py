@@ -6,14 +6,14 @@ Parquet, for git or a CI cache. See docs/ci.md."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.cli._common import RESULTS_DIR, cli_errors, emit, err, out, results_option
 from normbench.core.errors import NormbenchError
+from normbench.core.jsondata import json_text
 from normbench.results import baselines as saved
 from normbench.results.env import fingerprint
 from normbench.results.store import RunStore
@@ -34,7 +34,7 @@ def command(
         typer.Option("--baselines", help="Baselines folder (default $NORMBENCH_BASELINES or ./baselines)."),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="plain | json")] = "plain",
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     if action not in ACTIONS:
         raise NormbenchError(f"baseline {action!r}: one of {', '.join(ACTIONS)}")
@@ -44,9 +44,7 @@ def command(
     if action == "save":
         if run is None:
             raise NormbenchError("baseline save needs a RUN (a run id or 'latest')")
-        if folder.exists() and not folder.is_dir():
-            raise NormbenchError(f"--baselines {folder}: not a folder")
-        kept = saved.save(RunStore.open(results, run), folder)
+        kept = saved.save(RunStore.open(results, run), folder, say=lambda m: err.print(m, markup=False))
         _say(
             fmt,
             kept.describe(),
@@ -56,7 +54,7 @@ def command(
     if action == "list":
         found = [b.describe() for b in saved.list_baselines(folder)]
         if fmt == "json":
-            out.print(json.dumps(found, indent=1, default=str), markup=False)
+            emit(json_text(found, indent=1, default=str) + "\n")
         elif not found:
             out.print(f"no baselines in {folder}/", markup=False)
         for b in found if fmt == "plain" else []:
@@ -77,7 +75,10 @@ def command(
 
 
 def _say(fmt: str, data: dict, text: str) -> None:
-    out.print(json.dumps(data, indent=1, default=str) if fmt == "json" else text, markup=False)
+    if fmt == "json":
+        emit(json_text(data, indent=1, default=str) + "\n")
+    else:
+        out.print(text, markup=False)
 
 
 def _this_machine() -> dict:

@@ -5,8 +5,8 @@ unloaded. Each: ratio of medians and a Mann-Whitney U test against the run-to-ru
 deterministic metrics (Jacobian errors, losses, init statistics): by value, within a cross-machine
 tolerance. Marks: + worse, - better, ~ not significant, = unchanged, ! status regressed, x not comparable.
 Exit codes: 0 every case compared, no regression; 1 at least one regression (+ or !); 2 bad input;
-3 inconclusive (a case x, or the run-to-run noise floor above --factor); --allow-incomparable turns 3
-into 0. See docs/ci.md."""
+3 inconclusive (a case x, the run-to-run noise floor above --factor, or a change beyond --factor that no
+test can judge at its sample size); --allow-incomparable turns 3 into 0. See docs/ci.md."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out
+from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, emit, err, results_option
 from normbench.core.errors import NormbenchError
 from normbench.results import baselines as saved
 from normbench.results.store import RunStore
@@ -56,8 +56,12 @@ def command(
             "machine (its timings are then x; deterministic metrics compare).",
         ),
     ] = False,
-    factor: Annotated[float, typer.Option(help="Ratio of medians that counts as a change.", min=1.0)] = 1.1,
-    alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.002,
+    factor: Annotated[
+        float, typer.Option(help="Ratio of medians that counts as a change (a finite number > 1).")
+    ] = 1.1,
+    alpha: Annotated[
+        float, typer.Option(help="Significance level of the Mann-Whitney U test (between 0 and 1).")
+    ] = 0.002,
     only_changed: Annotated[bool, typer.Option("--only-changed", help="Hide unchanged cases.")] = False,
     allow_incomparable: Annotated[
         bool,
@@ -94,7 +98,7 @@ def command(
         CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
     ] = "github",
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.compare import CompareOptions, compare_frames
     from normbench.analysis.verdict import (
@@ -113,11 +117,12 @@ def command(
         raise NormbenchError(f"--format {fmt!r}: one of github, plain, md, csv, json")
     import pandas as pd
 
-    base_runs, new_runs, base_name = _open_runs(base, new, baseline, baselines, results, any_machine)
-    new_name = ",".join(s.run_id for s in new_runs)
+    # every number checked before any run is read: nan, 0 or a negative alpha would switch the gate off
     opts = CompareOptions(
         factor=factor, alpha=alpha, allow_env=set(allow_env or []), allow_load=allow_load, absolute=absolute
     )
+    base_runs, new_runs, base_name = _open_runs(base, new, baseline, baselines, results, any_machine)
+    new_name = ",".join(s.run_id for s in new_runs)
     base_frame = pd.concat([s.read() for s in base_runs], ignore_index=True)
     new_frame = pd.concat([s.read() for s in new_runs], ignore_index=True)
     _check_distinct(base_runs, new_runs)  # after reading: an old run's refusal says how to upgrade it
@@ -133,9 +138,7 @@ def command(
     verdict = verdict_line(result, allow_incomparable=allow_incomparable)
     title = f"{base_name} -> {new_name} (factor {factor}, alpha {alpha})"
     if fmt == "csv":  # the records alone on stdout; the verdict and noise notes on stderr
-        out.print(
-            write_records(comparison_records(rows, only_changed=only_changed), fmt), markup=False, end=""
-        )
+        emit(write_records(comparison_records(rows, only_changed=only_changed), fmt))
         for line in [verdict, title, *result.notes]:
             err.print(line, markup=False)
     elif fmt == "json":
@@ -156,13 +159,12 @@ def command(
             summary=summary_line(rows),
             notes=result.notes,
         )
-        out.print(text, markup=False, end="")
+        emit(text)
     else:
         table = Table(
             title, comparison_table(rows, only_changed=only_changed), [summary_line(rows), *result.notes]
         )
-        out.print(verdict, markup=False)
-        out.print(render([table], fmt), markup=False)
+        emit(f"{verdict}\n{render([table], fmt)}\n")
     code = exit_code(result, allow_incomparable=allow_incomparable)
     if code:
         err.print(verdict.split(";")[0], markup=False)

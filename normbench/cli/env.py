@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from normbench.benches import all_benches
-from normbench.cli._common import cli_errors, out
+from normbench.cli._common import cli_errors, emit, out
+from normbench.core.jsondata import json_text
 from normbench.norms import all_norms
 from normbench.results.env import fingerprint
 
@@ -21,7 +22,7 @@ def command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")]
     all_norms(), all_benches()  # import the plugins a run imports, so `plugins` lists the same
     env = fingerprint()
     if as_json:
-        typer.echo(json.dumps(env, indent=2))
+        emit(json_text(env, indent=2) + "\n")
         return
     width = max(map(len, env))
     for key, value in env.items():

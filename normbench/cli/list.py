@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 
 from normbench.benches import all_benches
-from normbench.cli._common import RESULTS_DIR, cli_errors, out, results_option
+from normbench.cli._common import RESULTS_DIR, cli_errors, emit, out, results_option
 from normbench.core.errors import NormbenchError, printable
+from normbench.core.jsondata import json_text
 from normbench.core.plugins import ENV_VAR, installed_plugins
 from normbench.norms import all_norms
 from normbench.results.files import live_writer
@@ -133,10 +134,9 @@ def _plugins() -> None:
 
 
 def _runs_json(results: Path) -> None:
-    import json
 
     check_results_dir(results, create=False)
-    typer.echo(json.dumps(run_summaries(results), indent=2))
+    emit(json_text(run_summaries(results), indent=2) + "\n")
 
 
 def _runs(results: Path) -> None:

@@ -16,13 +16,14 @@ from normbench.cli._common import (
     ReportFormat,
     cli_errors,
     complete_runs,
+    emit,
     err,
     out,
     results_option,
     terminal_width,
 )
 from normbench.results.env import machines_of
-from normbench.results.paths import check_output_file
+from normbench.results.outputs import output_file, write_output_text
 from normbench.results.store import read_runs
 
 NAME = "report"
@@ -71,8 +72,7 @@ def command(
     from normbench.core.tables import MACHINE_FORMATS, render
 
     fmt = str(fmt)
-    if output:
-        check_output_file(output, "--output")
+    target = output_file(output, "--output") if output else None  # before any work
     frame, manifests = read_runs(results, runs or ["latest"])
     check_baseline(frame, baseline)
     summary = build_summary(frame, manifests, baseline=baseline)
@@ -99,11 +99,13 @@ def command(
             text = _summary_block(summary, fmt) + text
     if fmt == "md":
         text = _markdown(text, frame, manifests, output, results)
-    if output:
-        output.write_text(text)
+    if target is not None and target.path is not None:
+        write_output_text(target, text)
         out.print(f"wrote {output}", markup=False)
+    elif target is not None:
+        write_output_text(target, text)  # -o -: stdout, as without -o
     else:
-        out.print(text, markup=False, end="")
+        emit(text)
 
 
 def _summary_block(summary, fmt: str) -> str:
@@ -149,9 +151,10 @@ def _markdown(tables_text: str, frame, manifests, output: Path | None, results: 
 
     from normbench.analysis.report import markdown_header
 
-    plot_dir = (output.parent if output else results / manifests[-1]["run_id"]) / "plots"
+    to_file = output is not None and str(output) != "-"
+    plot_dir = (output.parent if to_file else results / manifests[-1]["run_id"]) / "plots"
     machine = machines_of(manifests)
     paths = plot_run(frame, plot_dir, machine=machine)
-    base = output.parent if output else Path.cwd()
+    base = output.parent if to_file else Path.cwd()
     figures = "".join(f"![{p.stem}]({os.path.relpath(p, base)})\n\n" for p in paths)
     return markdown_header(manifests) + tables_text + ("\n## Figures\n\n" + figures if figures else "")

@@ -4,7 +4,6 @@ or option, 130 when interrupted (finish with --resume RUN_ID)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +22,7 @@ from normbench.cli._common import (
 from normbench.cli._progress import RunProgress
 from normbench.cli._summary import print_summary
 from normbench.core.errors import NormbenchError, printable
+from normbench.core.settings import env_setting
 from normbench.executors.ray_cluster import Interrupted
 from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
 from normbench.results.naming import check_new_run_name
@@ -159,7 +159,7 @@ def command(
 def _set_pages(option: str | None, suite: str | None) -> None:
     if option is not None and (problem := check_state(option, "--pages")):
         raise NormbenchError(problem)
-    env = os.environ.get("NORMBENCH_PAGES", "").strip()
+    env = env_setting("NORMBENCH_PAGES") or ""
     if env and (problem := check_state(env, "NORMBENCH_PAGES")):
         raise NormbenchError(problem)
     path = None

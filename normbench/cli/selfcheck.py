@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
 from normbench import selfcheck as sc
-from normbench.cli._common import cli_errors, err, out
+from normbench.cli._common import cli_errors, emit, err, out
 from normbench.core.errors import NormbenchError
+from normbench.core.jsondata import json_text
+from normbench.core.settings import check_number
 from normbench.norms import all_norms
 from normbench.timing.pages import check_state, chosen_state
 
@@ -29,7 +30,7 @@ def command(
     threads: Annotated[int, typer.Option(help="torch threads for both timers.", min=1)] = 1,
     pairs: Annotated[int, typer.Option(help="Alternations of the two timers per op and process.", min=1)] = 2,
     min_run_time: Annotated[
-        float, typer.Option(help="blocked_autorange's min_run_time (s) per measurement.", min=0.01)
+        float, typer.Option(help="blocked_autorange's min_run_time (s) per measurement (0.01 to 600).")
     ] = 0.2,
     pages: Annotated[
         str | None,
@@ -40,6 +41,7 @@ def command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the per-op summary as JSON.")] = False,
 ) -> None:
+    check_number(min_run_time, "--min-run-time", at_least=0.01, at_most=600)  # nan and inf pass a range
     if pages is not None and (problem := check_state(pages, "--pages")):
         raise NormbenchError(problem)
     state = chosen_state(pages)
@@ -56,7 +58,7 @@ def command(
     for row in rows:
         row["verdict"] = sc.verdict(row)
     if as_json:
-        out.print(json.dumps(rows, indent=2), markup=False)
+        emit(json_text(rows, indent=2) + "\n")
     else:
         _print_table(rows, runs, threads, state)
     if any(r["verdict"] != "ok" for r in rows):

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, out
+from normbench.cli._common import RESULTS_DIR, cli_errors, err, out, results_option
 from normbench.core.errors import NormbenchError
 from normbench.results.lookup import open_run
 from normbench.results.upgrade import upgrade_run
@@ -33,7 +33,7 @@ def command(
         typer.Option("--baselines", help="Also upgrade every run saved in this baselines folder."),
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")] = False,
-    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = RESULTS_DIR,
+    results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     stores = [open_run(ref, results) for ref in runs or ([] if baselines else ["latest"])]
     if baselines is not None:
@@ -41,4 +41,8 @@ def command(
             raise NormbenchError(f"--baselines {baselines}: not a folder")
         stores += [open_run(m.parent, results) for m in sorted(baselines.glob("*/*/*/manifest.json"))]
     for store in stores:
-        out.print(upgrade_run(store, version_1_columns, dry_run=dry_run), markup=False)
+        out.print(upgrade_run(store, version_1_columns, dry_run=dry_run, say=_say), markup=False)
+
+
+def _say(text: str) -> None:
+    err.print(text, markup=False)

@@ -22,12 +22,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-import os
 import pkgutil
 import sys
 from importlib.metadata import entry_points
 
 from normbench.core.errors import NormbenchError
+from normbench.core.settings import env_setting
 
 # Which entry-point group extends which of normbench's own packages.
 GROUPS = {
@@ -53,7 +53,7 @@ def current_plugin() -> str | None:
 
 
 def overrides_allowed() -> bool:
-    return os.environ.get(ALLOW_OVERRIDE_VAR, "") not in ("", "0")
+    return (env_setting(ALLOW_OVERRIDE_VAR) or "0") != "0"  # empty or blank: unset
 
 
 def check_registration(what: str, name: str, old: str, new: str) -> None:
@@ -131,7 +131,7 @@ def load_entry_points(group: str) -> None:
 
 
 def load_env_plugins() -> None:
-    for name in filter(None, (s.strip() for s in os.environ.get(ENV_VAR, "").split(","))):
+    for name in filter(None, (s.strip() for s in (env_setting(ENV_VAR) or "").split(","))):
         if name in _loaded:
             continue
         _loaded.add(name)

@@ -4,10 +4,11 @@ do not render these display tables: they write numeric records (analysis/records
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import pandas as pd
+
+from normbench.core.jsondata import json_text
 
 FORMATS = ("github", "plain", "latex", "csv", "json", "md")
 MACHINE_FORMATS = ("csv", "json")
@@ -126,7 +127,7 @@ def write_records(records: pd.DataFrame, fmt: str, **extra) -> str:
     the records under "records" and `extra` (warnings, notes, run ids) beside them."""
     if fmt == "csv":
         return records.to_csv(index=False)
-    return json.dumps({**extra, "records": plain_records(records)}, indent=1) + "\n"
+    return json_text({**extra, "records": plain_records(records)}, indent=1) + "\n"
 
 
 def format_seconds(seconds: float) -> str:

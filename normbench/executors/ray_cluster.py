@@ -10,10 +10,12 @@ import contextlib
 import os
 import signal
 import socket
+import sys
 from collections.abc import Iterator
 
 from normbench.benches import get_bench
 from normbench.core.errors import NormbenchError
+from normbench.core.settings import env_setting
 from normbench.runner import StopAfterCase
 
 NODE_RESOURCE = "normbench_node"
@@ -34,8 +36,8 @@ INIT_TIMEOUT_S = 60.0
 
 
 def init_timeout() -> float:
-    text = os.environ.get("NORMBENCH_RAY_TIMEOUT_S", "")
-    if not text:
+    text = env_setting("NORMBENCH_RAY_TIMEOUT_S")
+    if text is None:  # unset, empty or blank
         return INIT_TIMEOUT_S
     try:
         seconds = float(text)
@@ -57,7 +59,24 @@ class Interrupted(Exception):
         super().__init__(f"{self.signal.name} while starting Ray: nothing was run")
 
 
+# Ray's C++ core installs absl's failure-signal handler in the driver, SIGTERM among its signals: a SIGTERM
+# while the driver connects (a window of ~0.5 s of a local start) printed a C++ stack dump and aborted (exit
+# 134) instead of reaching normbench's guard (exit 143, one line). Read once, when Ray is imported; only this
+# process sees it (removed again at once), so Ray's workers keep their crash dumps.
+NO_FAILURE_HANDLER = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
+
+
 def import_ray():
+    if "ray" not in sys.modules and NO_FAILURE_HANDLER not in os.environ:
+        os.environ[NO_FAILURE_HANDLER] = "1"
+        try:
+            return _import_ray()
+        finally:
+            os.environ.pop(NO_FAILURE_HANDLER, None)
+    return _import_ray()
+
+
+def _import_ray():
     try:
         import ray
     except ImportError as exc:
@@ -131,7 +150,7 @@ def connect(ray, address: str | None, jobs: int | None) -> bool:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local, loopback-only cluster of one user
     quiet = {"log_to_driver": False, "configure_logging": False}
     # Workers on a cluster do not inherit this process's environment: pass on what changes what they run.
-    forwarded = {k: os.environ[k] for k in FORWARDED_ENV if os.environ.get(k)}
+    forwarded = {k: os.environ[k] for k in FORWARDED_ENV if env_setting(k) is not None}
     if forwarded:
         quiet["runtime_env"] = {"env_vars": forwarded}
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -21,11 +21,12 @@ from normbench.executors import EXECUTORS, Executor
 from normbench.executors.ray import cap_local_jobs, import_ray
 from normbench.executors.resume import check_overrides, check_suite_hash, recorded_cases
 from normbench.results.env import fingerprint
-from normbench.results.files import RunLock, check_own_folders, check_writable, remove_stale_temporaries
+from normbench.results.files import check_no_writer
 from normbench.results.manifest import RESUME_KEYS, Manifest, manifest_problem
 from normbench.results.paths import check_results_dir
 from normbench.results.schema import declare_columns
 from normbench.results.store import RunStore, new_run_id
+from normbench.results.writing import writing
 from normbench.runner import RunOutcome
 from normbench.suite.catalog import resolve
 from normbench.suite.expand import expand, select
@@ -78,6 +79,7 @@ def plan_run(
     store = None
     if resume:
         store = RunStore.open(results, resume)
+        check_no_writer(store.path, store.run_id, "resuming")  # an upgrade, say: its pid, not its state
         store.require_current()  # an older result schema is refused before anything is planned or said
         m = resumable(store)
         if suite is not None and Path(suite).resolve() != Path(m.suite_source).resolve():
@@ -162,11 +164,7 @@ def execute_plan(
             store = RunStore.create(results, new_manifest(plan, run_id, env, now, tag).to_dict())
         # One writer per run folder; under the lock the manifest is read again (another writer may have
         # finished in between) and every part is verified before it counts as done.
-        with RunLock(store.path, store.run_id, say=say):
-            store = RunStore.open(results, store.run_id)
-            check_own_folders(store.path)
-            remove_stale_temporaries(store.path)
-            check_writable(store.parts)
+        with writing(store, say) as store:
             if plan.resumed is not None:
                 warn_if_environment_changed(store.manifest["env"], env, say)
             done = store.verify_parts(say)

@@ -14,22 +14,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from normbench.core.errors import NormbenchError, printable
-from normbench.results.files import fsync_dir
+from normbench.core.settings import env_setting
+from normbench.results.files import RunLock, check_no_writer, check_own_folders, fsync_dir
 from normbench.results.naming import list_run_ids
+from normbench.results.paths import check_output_dir, name_problem, slug
 from normbench.results.store import RunStore
 
-BASELINES_DIR = Path(os.environ.get("NORMBENCH_BASELINES", "baselines"))
+BASELINES_DIR = Path(env_setting("NORMBENCH_BASELINES") or "baselines")  # empty or blank: unset
 FINGERPRINT_FIELDS = ("cpu", "cpu_count", "cpu_flags", "torch")
-
-
-def _slug(text: str, limit: int = 40) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).strip("-.")[:limit].strip("-.").lower() or "unknown"
 
 
 def fingerprint_fields(env: dict) -> dict:
@@ -44,11 +41,11 @@ def machine_fingerprint(env: dict) -> str:
     """A folder name a person can read (cpu, cores, torch) and a hash of every field, hostname excluded."""
     fields = fingerprint_fields(env)
     digest = hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:10]
-    return f"{_slug(fields['cpu'], 24)}-{fields['cpu_count']}c-torch{_slug(fields['torch'], 20)}-{digest}"
+    return f"{slug(fields['cpu'], 24, lower=True)}-{fields['cpu_count']}c-torch{slug(fields['torch'], 20, lower=True)}-{digest}"
 
 
 def suite_folder(name: str | None) -> str:
-    return _slug(name or "suite")
+    return slug(name or "suite", lower=True)
 
 
 @dataclass
@@ -73,29 +70,50 @@ class Baseline:
         }
 
 
-def save(store: RunStore, baselines_dir: Path) -> Baseline:
+def save(store: RunStore, baselines_dir: Path, say=print) -> Baseline:
     """Copy a finished run into baselines/<fingerprint>/<suite>/, replacing that suite's baseline there.
-    Every part is read first (a damaged run is refused before anything is written)."""
+    Every part is read first (a damaged run is refused before anything is written), the copy is read again
+    before it replaces the old baseline, and one save per machine folder runs at a time (its lock)."""
+    check_no_writer(store.path, store.run_id, "saving it as a baseline")
+    check_own_folders(store.path)
     store.read_table()  # refuses an unreadable or foreign part with its name
     fp = machine_fingerprint(store.manifest.get("env", {}))
     suite = suite_folder(store.manifest.get("suite"))
-    target = Path(baselines_dir) / fp / suite
-    staging = old = None
+    machine = check_output_dir(Path(baselines_dir), "--baselines") / fp
+    target = machine / suite
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = target.parent / f".{suite}.{os.getpid()}.{os.urandom(3).hex()}.tmp"
-        shutil.copytree(
-            store.path, staging / store.run_id, ignore=shutil.ignore_patterns(".lock", "rejected")
+        machine.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise NormbenchError(f"cannot save the baseline under {target}: {exc.strerror or exc}") from None
+    if machine.is_symlink() or target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise NormbenchError(
+            printable(
+                f"{target}: not a folder of baselines (a link or a file); normbench does not replace it"
+            )
         )
+    with RunLock(
+        machine, store.run_id, say=say, doing="saving another baseline", subject=f"baselines of {fp}"
+    ):
+        return _swap_in(store, machine, target, fp, suite)
+
+
+def _swap_in(store: RunStore, machine: Path, target: Path, fp: str, suite: str) -> Baseline:
+    staging = machine / f".{suite}.{os.getpid()}.{os.urandom(3).hex()}.tmp"
+    old = None
+    try:
+        shutil.copytree(
+            store.path, staging / store.run_id, ignore=shutil.ignore_patterns(".lock", "rejected", ".*.tmp")
+        )
+        RunStore.open(staging, store.run_id).read_table()  # the copy reads whole before it counts
         if target.exists():
-            old = target.parent / f".{suite}.{os.urandom(3).hex()}.old"
+            old = machine / f".{suite}.{os.urandom(3).hex()}.old"
             os.replace(target, old)
         os.replace(staging, target)
-        fsync_dir(target.parent)
-    except OSError as exc:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        raise NormbenchError(f"cannot save the baseline under {target}: {exc.strerror or exc}") from None
+        fsync_dir(machine)
+    except (OSError, NormbenchError) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        reason = exc.strerror or exc if isinstance(exc, OSError) else exc
+        raise NormbenchError(printable(f"cannot save the baseline under {target}: {reason}")) from None
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return Baseline(fp, suite, RunStore.open(target, store.run_id))
@@ -135,9 +153,14 @@ def list_baselines(baselines_dir: Path) -> list[Baseline]:
     root = Path(baselines_dir)
     if not root.is_dir():
         return out
-    for machine in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for suite in sorted(p for p in machine.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    # folders named by the name rule only: hidden staging copies, links and strays are not baselines
+    for machine in sorted(p for p in root.iterdir() if _is_baseline_folder(p)):
+        for suite in sorted(p for p in machine.iterdir() if _is_baseline_folder(p)):
             runs = list_run_ids(suite)
             if runs:
                 out.append(Baseline(machine.name, suite.name, RunStore.open(suite, runs[-1])))
     return out
+
+
+def _is_baseline_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink() and name_problem(path.name) is None

@@ -9,11 +9,12 @@ import contextlib
 import os
 import re
 import socket
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from normbench.core.errors import NormbenchError
+from normbench.core.errors import NormbenchError, printable
 
 LOCK_NAME = ".lock"
 
@@ -28,10 +29,15 @@ TEMP_NAME = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp")
 
 
 def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """write(f) fills a temporary file; it is fsynced, renamed to `path`, and the folder fsynced."""
+    """write(f) fills a temporary file; it is fsynced, renamed to `path`, and the folder fsynced. Only a
+    regular file (or nothing) at `path` is replaced: a link, device or folder there is refused, never
+    renamed over (results/outputs.py decides how such outputs are written)."""
+    check_replaceable(path)
     tmp = temp_name(path)
     try:
-        with open(tmp, "xb") as f:
+        # O_EXCL: a new file of this writer's own, never a link or file someone planted at the name
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with open(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
@@ -41,6 +47,17 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
             tmp.unlink()
         raise
     fsync_dir(path.parent)
+
+
+def check_replaceable(path: Path) -> None:
+    """Nothing at `path`, or a regular file (not through a link): what a rename may replace."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+        raise NormbenchError(printable(f"{path}: {what}; normbench replaces only its own regular files"))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -130,13 +147,29 @@ def live_writer(folder: Path) -> int | None:
     return pid if pid_alive(pid) else None
 
 
+def check_no_writer(folder: Path, run_id: str, doing: str) -> None:
+    """Refuse early, as RunLock would, a run that a live process is writing (the lock is taken later)."""
+    if (pid := live_writer(folder)) is not None:
+        raise NormbenchError(
+            f"run {run_id} is being written by pid {pid}; wait for it to finish (or stop it) before {doing}"
+        )
+
+
 class RunLock:
     """An exclusive lock on a run folder (fcntl.flock on `.lock`, which holds "pid host"). The kernel drops
     a flock when its process dies, so a lock from a killed writer is taken over, with a message; a second
     live writer gets a NormbenchError naming the pid that holds the run."""
 
-    def __init__(self, folder: Path, run_id: str, say: Callable[[str], None] = print):
-        self.folder, self.run_id, self.say = folder, run_id, say
+    def __init__(
+        self,
+        folder: Path,
+        run_id: str,
+        say: Callable[[str], None] = print,
+        doing: str = "resuming",
+        subject: str | None = None,  # what is locked, for the messages (default: the run)
+    ):
+        self.folder, self.run_id, self.say, self.doing = folder, run_id, say, doing
+        self.subject = subject or f"run {run_id}"
         self.fd: int | None = None
 
     def __enter__(self) -> RunLock:
@@ -157,13 +190,13 @@ class RunLock:
             os.close(fd)
             where = f" on {host}" if host and host != socket.gethostname() else ""
             raise NormbenchError(
-                f"run {self.run_id} is being written by pid {pid if pid is not None else '?'}{where}; "
-                "wait for it to finish (or stop it) before resuming"
+                f"{self.subject} is being written by pid {pid if pid is not None else '?'}{where}; "
+                f"wait for it to finish (or stop it) before {self.doing}"
             ) from None
         old_pid, _ = _holder(os.pread(fd, 200, 0).decode(errors="replace"))
         if old_pid is not None and old_pid != os.getpid():
             self.say(
-                f"note: run {self.run_id} was left locked by pid {old_pid}, which has ended; taking it over"
+                f"note: {self.subject} was left locked by pid {old_pid}, which has ended; taking it over"
             )
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)

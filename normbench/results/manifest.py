@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.core.errors import NormbenchError, printable
-from normbench.results.schema import check_schema_version
+from normbench.results.schema import FIXED_TYPES, check_schema_version
 
 
 @dataclass
@@ -130,6 +130,10 @@ def manifest_problem(m: dict[str, Any], folder: str, required: tuple[str, ...] =
     for name, kind in columns.items():
         if kind not in COLUMN_TYPES:
             return f"'columns.{name}' must be one of {', '.join(COLUMN_TYPES)}, found {kind!r}"[:300]
+        # the columns every row has are the result schema's, whatever a manifest says: a `value` declared a
+        # string would turn every number into text (and the tables into a type error)
+        if name in FIXED_TYPES and kind != FIXED_TYPES[name]:
+            return f"'columns.{name}' is declared {kind}; the result schema's {name} is {FIXED_TYPES[name]}"
     shard = m.get("shard")
     if shard is not None and (len(shard) != 2 or not all(type(v) is int and v >= 1 for v in shard)):
         return "'shard' must be [i, N]"

@@ -11,7 +11,7 @@ from typing import Any
 
 from normbench.core.errors import NormbenchError, printable
 from normbench.results.manifest import read_manifest
-from normbench.results.paths import check_run_id
+from normbench.results.paths import NAME_RULE, name_problem
 
 LATEST = "latest"
 MAX_NAME_BYTES = 200  # a folder name under --results: file systems allow 255 bytes; room for temporaries
@@ -34,14 +34,11 @@ def check_new_run_name(results: Path, run_id: str | None, tag: str | None, resum
 
 
 def check_name(name: str, option: str, max_bytes: int) -> str:
-    """A run id or a part of one: one folder name (paths.check_run_id), not 'latest', not too long."""
-    try:
-        check_run_id(name)
-    except NormbenchError:
+    """A run id or a part of one: the name rule (paths.name_problem), not 'latest', not too long."""
+    if (problem := name_problem(name)) is not None:
         raise NormbenchError(
-            f"{option} '{printable(name)}': it names a folder under --results: no /, \\, :, .., leading "
-            "dot or control characters"
-        ) from None
+            f"{option} '{printable(name)}': it names a folder under --results: {NAME_RULE}; this one {problem}"
+        )
     if name == LATEST:
         raise NormbenchError(f"{option} {name!r}: reserved (it means the newest run)")
     if len(name.encode()) > max_bytes:

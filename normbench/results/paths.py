@@ -8,27 +8,61 @@ one place inside a run a command may write is its `plots/` folder, where `plot` 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from normbench.core.errors import NormbenchError, printable
+from normbench.core.settings import env_setting
+
+# One rule for every name normbench makes a folder of or looks a folder up by: run ids (given with --run-id or
+# made from the suite's name), tags, the machine and suite folders of baselines. A name is typed into shells,
+# CI variables and URLs: letters and digits of any script and these few marks, nothing that a shell splits,
+# a path joins, `compare A,B` separates or `latest:SUITE` parses; it starts with a letter, a digit or `_`
+# (never `-`, which reads as an option, nor `.`, which hides it).
+NAME_MARKS = "._-+=@"
+NAME_RULE = (
+    "letters, digits and . _ - + = @ only, starting with a letter, digit or _ (no spaces, /, \\, :, "
+    "commas, .. or control characters)"
+)
+
+
+def name_problem(name: object) -> str | None:
+    """Why `name` cannot be a run id, a tag or a baseline folder (None: it can)."""
+    if not isinstance(name, str) or not name:
+        return "empty"
+    if not (name[0].isalnum() or name[0] == "_"):
+        return f"starts with {printable(name[0])!r}"
+    bad = sorted({c for c in name if not (c.isalnum() or c in NAME_MARKS)})
+    if bad:
+        return "holds " + ", ".join(repr(printable(c)) for c in bad[:5])
+    if ".." in name:
+        return "holds '..'"
+    return None
 
 
 def check_run_id(run_id: str) -> str:
-    """A run id is one folder name: no path separators, no '..', not hidden, no control characters."""
-    bad = (
-        not run_id
-        or run_id.startswith(".")
-        or ".." in run_id
-        or any(sep in run_id for sep in ("/", "\\", os.sep))
-        or ":" in run_id  # a Windows drive ('C:x') is a path too
-        or printable(run_id) != run_id
-    )
-    if bad:
+    """A run id is one folder name by the name rule (name_problem)."""
+    if name_problem(run_id) is not None:
         raise NormbenchError(
-            f"{printable(run_id)!r} is not a run id: a run id is a folder name under --results "
-            "(no /, \\, .. or control characters); `normbench list runs` shows them"
+            f"{printable(run_id)!r} is not a run id: a run id is a folder name under --results ({NAME_RULE}); "
+            "`normbench list runs` shows them"
         )
     return run_id
+
+
+def slug(text: object, limit: int = 40, *, lower: bool = False, default: str = "unknown") -> str:
+    """A name by the name rule made from any text (a suite's name, a CPU model): every run of other
+    characters becomes one '-', dots never repeat, at most `limit` characters; `default` when nothing is left."""
+    out = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text))
+    out = re.sub(r"\.{2,}", ".", out).strip("-.")[:limit].strip("-.")
+    out = out.lower() if lower else out
+    return out if out and name_problem(out) is None else default
+
+
+def results_default() -> Path:
+    """The results folder when --results is not given: NORMBENCH_RESULTS (empty or blank is unset), else
+    ./results."""
+    return Path(env_setting("NORMBENCH_RESULTS") or "results")
 
 
 # What a run folder may hold that a command writes (besides the run's own files, which only the store writes).

@@ -19,6 +19,7 @@ This normbench reads version 3 only: `normbench upgrade RUN` rewrites an older r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -183,17 +184,27 @@ def conform(table, columns: dict[str, str]):
     a run combined with another suite's). Columns not declared are kept at the end."""
     import pyarrow as pa
 
+    types = _arrow_types(tuple(columns.items()))
+    names = table.column_names  # a new list per call: read once
+    if names == list(columns) and all(f.type == t for f, t in zip(table.schema, types, strict=True)):
+        return table  # a part this version wrote: already the run's columns
+    present = set(names)
     out = []
-    for name, kind in columns.items():
-        t = pa.type_for_alias(kind)
-        if name in table.column_names:
+    for (name, _), t in zip(columns.items(), types, strict=True):
+        if name in present:
             col = table.column(name)
             out.append(col if col.type == t else col.cast(t))
         else:
             out.append(pa.nulls(table.num_rows, t))
-    extra = [n for n in table.column_names if n not in columns]
-    names = list(columns) + extra
-    return pa.Table.from_arrays(out + [table.column(n) for n in extra], names=names)
+    extra = [n for n in names if n not in columns]
+    return pa.Table.from_arrays(out + [table.column(n) for n in extra], names=list(columns) + extra)
+
+
+@functools.lru_cache(maxsize=64)
+def _arrow_types(columns: tuple[tuple[str, str], ...]) -> list:
+    import pyarrow as pa
+
+    return [pa.type_for_alias(kind) for _, kind in columns]
 
 
 def columns_of(schema) -> dict[str, str]:

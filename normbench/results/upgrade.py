@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from normbench.core.errors import NormbenchError, printable
+from normbench.core.jsondata import json_text
 from normbench.core.renames import renamed
-from normbench.results.files import atomic_write, atomic_write_text, live_writer
+from normbench.results.files import atomic_write, atomic_write_text, check_no_writer
 from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION, arrow_schema, conform, merge_types
 from normbench.results.store import RunStore
-from normbench.results.verify import part_problem
+from normbench.results.verify import checked_part, table_version
+from normbench.results.writing import writing
 
 # (the run's manifest, its part files) -> its columns as a version-2 run would have declared them
 DeclareV1 = Callable[[dict[str, Any], list[Path]], dict[str, str]]
@@ -41,25 +43,21 @@ class Upgrade:
         return self.version < SCHEMA_VERSION or bool(self.rewrite)
 
 
-def part_version(part: Path) -> int:
-    import pyarrow.parquet as pq
-
-    raw = (pq.read_schema(part).metadata or {}).get(b"normbench_schema_version", b"0")
-    return int(raw) if raw.isdigit() else 0
-
-
 def plan_upgrade(store: RunStore, declare_v1: DeclareV1 | None = None) -> Upgrade:
-    """The upgrade of one opened run (nothing written)."""
+    """The upgrade of one opened run (nothing written). Each part is read once: checked, and its version
+    taken from that same read."""
     m = store.manifest
     version = m["schema_version"]
     planned = store.planned_case_ids()
-    parts, skipped = [], []
+    parts, rewrite, skipped = [], [], []
     for part in sorted(store.parts.glob("*.parquet")):
-        if (reason := part_problem(part, store.run_id, planned)) is not None:
+        table, reason = checked_part(part, store.run_id, planned)
+        if reason is not None:
             skipped.append(f"{part.name}: {reason}")
-        else:
-            parts.append(part)
-    rewrite = [p for p in parts if part_version(p) < SCHEMA_VERSION]
+            continue
+        parts.append(part)
+        if table_version(table) < SCHEMA_VERSION:
+            rewrite.append(part)
     if version >= SCHEMA_VERSION:
         return Upgrade(store.path, version, m["columns"], rewrite, skipped)
     if "columns" in m:
@@ -101,14 +99,12 @@ def _renaming_kinds() -> set[str]:
     return {kind for step in COLUMN_RENAMES.values() for kind in step}
 
 
-def upgraded_part(part: Path, columns: dict[str, str], run_id: str):
-    """One part as version 3: the renamed columns and `params` keys of its bench kind, the run's columns."""
+def upgraded_part(table, columns: dict[str, str], run_id: str):
+    """One part's table as version 3: the renamed columns and `params` keys of its bench kind, the run's
+    columns. Its version is read from the table itself (the same read as its rows)."""
     import pyarrow as pa
 
-    from normbench.results.verify import read_part
-
-    table = read_part(part)
-    version = part_version(part)
+    version = table_version(table)
     kinds = set(table.column("bench").to_pylist()) if "bench" in table.column_names else set()
     for kind in kinds:
         for old, new in renamed(kind, since=version).items():
@@ -158,11 +154,31 @@ def _renamed_label(label: Any) -> Any:
     )
 
 
-def upgrade_run(store: RunStore, declare_v1: DeclareV1 | None = None, *, dry_run: bool = False) -> str:
-    """Upgrade one run in place (parts first, the manifest last) and say what was done, in one line."""
-    import pyarrow.parquet as pq
-
+def upgrade_run(
+    store: RunStore, declare_v1: DeclareV1 | None = None, *, dry_run: bool = False, say=print
+) -> str:
+    """Upgrade one run in place (parts first, each read back and checked, the manifest last) under the
+    run's lock, and say what was done, in one line. A second upgrade or a `run --resume` meanwhile is
+    refused with the pid that holds the run."""
     plan = plan_upgrade(store, declare_v1)
+    if not plan.needed:
+        return _said(store, plan, dry_run)
+    if dry_run:
+        check_no_writer(store.path, store.run_id, "upgrading it")
+        return _said(store, plan, dry_run)
+    with writing(store, say, doing="upgrading it") as fresh:
+        plan = plan_upgrade(fresh, declare_v1)  # again under the lock: another writer may have gone first
+        if not plan.needed:
+            return _said(fresh, plan, dry_run)
+        for part in plan.rewrite:
+            _rewrite(part, plan.columns, fresh.run_id)
+        manifest = upgraded_manifest(fresh.manifest, plan.columns)
+        atomic_write_text(fresh.path / "manifest.json", json_text(manifest, indent=2, default=str))
+    store.manifest = manifest
+    return _said(store, plan, dry_run)
+
+
+def _said(store: RunStore, plan: Upgrade, dry_run: bool) -> str:
     where = printable(str(store.path))
     skipped = (
         f"; left {len(plan.skipped)} unreadable part(s) as they are ({plan.skipped[0]})"
@@ -171,19 +187,34 @@ def upgrade_run(store: RunStore, declare_v1: DeclareV1 | None = None, *, dry_run
     )
     if not plan.needed:
         return f"{where}: already at result schema version {SCHEMA_VERSION}{skipped}"
-    if (pid := live_writer(store.path)) is not None:
-        raise NormbenchError(f"{where}: a run (process {pid}) is writing it; upgrade it when it ends")
     doing = "would upgrade" if dry_run else "upgraded"
-    text = (
+    return (
         f"{where}: {doing} from result schema version {plan.version} to {SCHEMA_VERSION} "
         f"({len(plan.rewrite)} part(s) rewritten){skipped}"
     )
-    if dry_run:
-        return text
-    for part in plan.rewrite:
-        table = upgraded_part(part, plan.columns, store.run_id)
-        atomic_write(part, lambda f, t=table: pq.write_table(t, f, write_page_checksum=True))
-    manifest = upgraded_manifest(store.manifest, plan.columns)
-    atomic_write_text(store.path / "manifest.json", json.dumps(manifest, indent=2, default=str))
-    store.manifest = manifest
-    return text
+
+
+def _rewrite(part: Path, columns: dict[str, str], run_id: str) -> None:
+    """Read the part once (rows and version together), write it as version 3, read it back: a part that
+    does not read back whole, current and with the run's columns stops the upgrade before the manifest."""
+    import pyarrow.parquet as pq
+
+    table, reason = checked_part(part, run_id, None)
+    if reason is not None:
+        raise NormbenchError(printable(f"{part}: {reason}; nothing more was upgraded"))
+    new = upgraded_part(table, columns, run_id)
+    atomic_write(part, lambda f: pq.write_table(new, f, write_page_checksum=True))
+    back, reason = checked_part(part, run_id, None)
+    problem = reason or (
+        f"reads back as version {table_version(back)}"
+        if table_version(back) != SCHEMA_VERSION
+        else "reads back with other rows or columns"
+        if back.num_rows != table.num_rows or back.column_names != list(columns)
+        else None
+    )
+    if problem:
+        raise NormbenchError(
+            printable(
+                f"{part}: rewritten but {problem}; the manifest is unchanged, run `normbench upgrade` again"
+            )
+        )

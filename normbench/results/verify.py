@@ -13,19 +13,37 @@ def read_part(part: Path):
     has them (every part this version writes does), so a damaged page fails here and not in `report`."""
     import pyarrow.parquet as pq
 
-    return pq.read_table(part, page_checksum_verification=True)
+    # ParquetFile.read, not pq.read_table: one small file needs no dataset machinery (half the time a part);
+    # pre_buffer reads its column chunks in one request, no threads inside one small file (read_parts
+    # reads several parts at once instead)
+    with pq.ParquetFile(part, page_checksum_verification=True, pre_buffer=True) as f:
+        return f.read(use_threads=False)
 
 
 def part_problem(part: Path, run_id: str, planned: set[str] | None) -> str | None:
     """Why a part cannot be used (None if it can): not a planned case, unreadable (any column chunk or
     page), schema metadata that is not a normbench part of this run, or rows of another case or run."""
+    return checked_part(part, run_id, planned)[1]
+
+
+def checked_part(part: Path, run_id: str, planned: set[str] | None):
+    """(the part's table, None) when it can be used, else (None or the table, why not): one read serves the
+    checks and whatever the caller does with the rows next (its version is in the same table's metadata)."""
     if planned is not None and part.stem not in planned:
-        return "not a case of this run (a foreign file in parts/)"
+        return None, "not a case of this run (a foreign file in parts/)"
+    if part.is_symlink() or not part.is_file():
+        return None, "not a regular file (a link or a device in parts/): normbench reads only its own files"
     try:
         table = read_part(part)
     except Exception as exc:
-        return f"unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})"
-    return metadata_problem(table, run_id) or rows_problem(table, part, run_id, planned)
+        return None, f"unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})"
+    return table, metadata_problem(table, run_id) or rows_problem(table, part, run_id, planned)
+
+
+def table_version(table) -> int:
+    """The result schema version a part's table carries in its metadata (0: none, or not a number)."""
+    raw = (table.schema.metadata or {}).get(b"normbench_schema_version", b"0")
+    return int(raw) if raw.isdigit() else 0
 
 
 def metadata_problem(table, run_id: str) -> str | None:

@@ -4,13 +4,13 @@ params against the bench's parameter specs (validate.py validates the suite arou
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 from normbench.benches import all_benches
 from normbench.core.errors import Problem, printable
 from normbench.core.params import Param, did_you_mean
 from normbench.core.renames import renamed
+from normbench.core.settings import env_number
 from normbench.norms import all_norms
 from normbench.suite.expand import expand_bench
 from normbench.suite.spec import BenchSpec
@@ -175,10 +175,8 @@ def _validate_values(where, section, specs, values, problems, *, as_list: bool) 
             if not isinstance(value, list) or not value:
                 problems.append(Problem(path, "sweep values must be a non-empty list"))
                 continue
-            if len(value) > MAX_CASES:
-                problems.append(
-                    Problem(path, f"{len(value):,} values; a suite runs at most {MAX_CASES:,} cases")
-                )
+            if len(value) > (cap := max_cases()):
+                problems.append(Problem(path, f"{len(value):,} values; a suite runs at most {cap:,} cases"))
                 continue
             good, seen = [], set()  # a set: a list's `in` made a 10⁵-value sweep take minutes
             for j, item in enumerate(value):
@@ -226,14 +224,20 @@ def scalar_value(table: dict[str, Any], key: str, spec: Param, where: str, probl
 
 # A suite expands to at most this many cases (NORMBENCH_MAX_CASES overrides): the count is a product of
 # list lengths, checked before anything is expanded, so a typo'd sweep is refused in milliseconds.
-MAX_CASES = int(os.environ.get("NORMBENCH_MAX_CASES", "100000"))
+MAX_CASES = 100_000
+
+
+def max_cases() -> int:
+    """The cap: NORMBENCH_MAX_CASES when set (empty is unset; not a positive integer: one line), else
+    MAX_CASES. Read when a suite is checked, not at import, so a bad value is an error, not a crash."""
+    return int(env_number("NORMBENCH_MAX_CASES", MAX_CASES, above=0, integer=True))
 
 
 def check_size(specs: list[BenchSpec], problems: list[Problem]) -> None:
     """Refuse a suite above MAX_CASES from the product of its list lengths, before expanding anything."""
     sizes = [len(s.norm_impls) * math.prod(len(v) for v in s.sweep.values()) for s in specs]
     total = sum(sizes)
-    if total > MAX_CASES:
+    if total > (cap := max_cases()):
         biggest = max(range(len(specs)), key=sizes.__getitem__)
         spec = specs[biggest]
         factors = " × ".join(f"{len(v)} {k}" for k, v in spec.sweep.items())
@@ -241,7 +245,7 @@ def check_size(specs: list[BenchSpec], problems: list[Problem]) -> None:
             Problem(
                 f"bench[{spec.index}]",
                 f"the suite expands to {total:,} cases (this bench: {sizes[biggest]:,} = "
-                f"{len(spec.norm_impls)} implementation(s) × {factors or '1'}); the cap is {MAX_CASES:,} "
+                f"{len(spec.norm_impls)} implementation(s) × {factors or '1'}); the cap is {cap:,} "
                 "(NORMBENCH_MAX_CASES raises it)",
             )
         )

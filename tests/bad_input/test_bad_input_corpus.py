@@ -1,4 +1,4 @@
-"""Every bad-input attempt of the corpus (corpus.py, corpus_round3.py) ends with its one-line message, its exit code, no
+"""Every bad-input attempt of the corpus (corpus.py, corpus_round3.py, corpus_round4.py) ends with its one-line message, its exit code, no
 traceback, and the stated files on disk."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import shutil
 import pytest
 from corpus import ATTEMPTS, Attempt
 from corpus_round3 import ROUND3
+from corpus_round4 import ROUND4
 
 from normbench.results.store import RunStore
 
@@ -36,7 +37,9 @@ def _rename_run(part, run_id):
     pq.write_table(table.replace_schema_metadata({**table.schema.metadata, b"run_id": run_id.encode()}), part)
 
 
-@pytest.mark.parametrize("attempt", ATTEMPTS + ROUND3, ids=[a.id for a in ATTEMPTS + ROUND3])
+@pytest.mark.parametrize(
+    "attempt", ATTEMPTS + ROUND3 + ROUND4, ids=[a.id for a in ATTEMPTS + ROUND3 + ROUND4]
+)
 def test_attempt(attempt: Attempt, tmp_path, monkeypatch, cli, stored_run):
     for name, content in attempt.files.items():
         path = tmp_path / name

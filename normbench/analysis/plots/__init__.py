@@ -10,6 +10,7 @@ from pathlib import Path
 from normbench.analysis.runs import bench_rows
 from normbench.benches import all_benches
 from normbench.core.registry import Registry
+from normbench.results.outputs import output_file, write_output
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,13 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
 
 
 def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
+    """Write one figure by the output rule (results/outputs.py): a link or device planted under the
+    figure's name is never written through or renamed over blindly."""
     path = out_dir / f"{name}.{fmt}"
+    target = output_file(path, "--output")
     fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))  # room on the right for a figure legend
-    fig.savefig(path, dpi=120, bbox_inches="tight")  # never clip a long suptitle or the legend
+    # bbox_inches="tight": never clip a long suptitle or the legend
+    write_output(target, lambda f: fig.savefig(f, format=fmt, dpi=120, bbox_inches="tight"))
     import matplotlib.pyplot as plt
 
     plt.close(fig)
