@@ -21,8 +21,9 @@ from normbench.cli._common import (
     results_option,
     terminal_width,
 )
+from normbench.core.errors import NormbenchError
 from normbench.results.env import machines_of
-from normbench.results.paths import check_output_file
+from normbench.results.paths import check_output_dir, check_output_file
 from normbench.results.store import read_runs
 
 NAME = "report"
@@ -64,41 +65,55 @@ def command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
     ] = None,
+    plots: Annotated[
+        Path | None,
+        typer.Option(
+            "--plots",
+            help="With --format md: draw the figures into this folder and link them (default: plots/ "
+            "beside -o FILE; none when the report goes to stdout).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    from normbench.analysis.report import build_tables, check_baseline
-    from normbench.analysis.summary import build_summary
+    from normbench.analysis.report import build_tables, check_baseline, report_options
+    from normbench.analysis.summary import build_summary, summary_text
     from normbench.analysis.terminal import Selection
     from normbench.core.tables import MACHINE_FORMATS, render
 
     fmt = str(fmt)
     if output:
         check_output_file(output, "--output")
+    if plots is not None and fmt != "md":
+        raise NormbenchError("--plots: figures are linked only from a Markdown report (--format md)")
+    plot_dir = plots or (output.parent / "plots" if output and fmt == "md" else None)
+    if plot_dir is not None:
+        check_output_dir(plot_dir, "--plots")
     frame, manifests = read_runs(results, runs or ["latest"])
     check_baseline(frame, baseline)
-    summary = build_summary(frame, manifests, baseline=baseline)
+    opts = report_options(manifests, baseline)  # one per report: the summary and the tables share it
+    summary = build_summary(frame, manifests, baseline=baseline, opts=opts)
     if bench:
         summary = [s for s in summary if s.section in (*bench, "run", "warning", "not ok")]
     choice = Selection(bench or [], table or [], [c for c in (columns or "").split(",") if c])
+    width = terminal_width()
     if fmt in MACHINE_FORMATS:
-        text = _records(frame, manifests, fmt, baseline, summary)
+        text = _records(frame, manifests, fmt, baseline, summary, opts)
     elif fmt in ("github", "plain") and not full:
-        from normbench.analysis.summary import summary_text
         from normbench.analysis.terminal import terminal_report
 
-        width = terminal_width()
-        tables = build_tables(frame, manifests, baseline=baseline, warnings=False)
+        tables = build_tables(frame, manifests, baseline=baseline, warnings=False, opts=opts)
         text = terminal_report(tables, summary_text(summary, width), fmt, width, choice)
     else:
         from normbench.analysis.terminal import choose_tables
 
-        tables = build_tables(frame, manifests, baseline=baseline)
-        text = render(
-            choose_tables(tables, choice) if choice.any else tables, fmt
-        )  # --full keeps every column
+        tables = build_tables(frame, manifests, baseline=baseline, opts=opts)
+        chosen = choose_tables(tables, choice) if choice.any else tables
+        text = render(chosen, fmt, width)  # --full keeps every column; the notes wrap at the width
         if fmt != "latex" and not choice.tables:  # --table: the tables asked for, nothing else
-            text = _summary_block(summary, fmt) + text
+            text = _summary_block(summary_text(summary, width), fmt) + text
     if fmt == "md":
-        text = _markdown(text, frame, manifests, output, results)
+        text = _markdown(text, frame, manifests, output, plot_dir)
+    text = without_local_paths(text)
     if output:
         output.write_text(text)
         out.print(f"wrote {output}", markup=False)
@@ -106,33 +121,31 @@ def command(
         out.print(text, markup=False, end="")
 
 
-def _summary_block(summary, fmt: str) -> str:
-    """The summary above the full tables: a list in md/github, plain lines otherwise."""
-    from normbench.analysis.summary import summary_text
-
-    if fmt in ("md", "github"):
-        return "## Summary\n\n" + "".join(f"- **{s.section}**: {s.text}\n" for s in summary) + "\n"
-    return "Summary\n" + "\n".join(summary_text(summary, 10**6)) + "\n\n"
+def _summary_block(lines: list[str], fmt: str) -> str:
+    """The summary above the full tables, as the terminal shows it (md: in a text block, aligned)."""
+    if fmt == "md":
+        return "## Summary\n\n```text\n" + "\n".join(lines) + "\n```\n\n"
+    return "Summary\n" + "\n".join(lines) + "\n\n"
 
 
-def _records(frame, manifests, fmt: str, baseline: str | None, summary) -> str:
+def _records(frame, manifests, fmt: str, baseline: str | None, summary, opts) -> str:
     """csv/json: one numeric record per case (analysis/records.py); warnings on stderr (csv) or beside
-    the records (json), claims verdicts and the summary lines too (json)."""
+    the records (json), claims verdicts and the summary lines too (json); what the summary derived
+    already (opts) is not derived again."""
     from normbench.analysis.records import case_records
-    from normbench.analysis.report import check_baseline, claims_table, one_copy_per_case, report_warnings
+    from normbench.analysis.report import claims_table, one_copy_per_case, report_warnings
     from normbench.analysis.summary import summary_records
     from normbench.core.tables import plain_records, write_records
 
-    check_baseline(frame, baseline)
-    warnings = report_warnings(frame, manifests)
-    frame = one_copy_per_case(frame)
+    warnings = opts.once("warnings", lambda: report_warnings(frame, manifests))
+    frame = opts.once("one copy per case", lambda: one_copy_per_case(frame))
 
     records = with_derived(case_records(frame, baseline), frame)
     if fmt == "csv":
         for w in warnings:
             err.print(f"warning: {w}", markup=False)
         return write_records(records, fmt)
-    claims = claims_table(frame, manifests)
+    claims = opts.once("claims", lambda: claims_table(frame, manifests))
     return write_records(
         records,
         fmt,
@@ -143,15 +156,30 @@ def _records(frame, manifests, fmt: str, baseline: str | None, summary) -> str:
     )
 
 
-def _markdown(tables_text: str, frame, manifests, output: Path | None, results: Path) -> str:
-    """One Markdown file for a paper appendix or a pull request: header, tables, claims, figures."""
+def _markdown(tables_text: str, frame, manifests, output: Path | None, plot_dir: Path | None) -> str:
+    """One Markdown file for a paper appendix or a pull request: header, tables, claims, and the figures
+    when there is a folder for them (--plots, or plots/ beside -o FILE), linked relative to the file."""
     import os
 
     from normbench.analysis.report import markdown_header
 
-    plot_dir = (output.parent if output else results / manifests[-1]["run_id"]) / "plots"
-    machine = machines_of(manifests)
-    paths = plot_run(frame, plot_dir, machine=machine)
-    base = output.parent if output else Path.cwd()
-    figures = "".join(f"![{p.stem}]({os.path.relpath(p, base)})\n\n" for p in paths)
+    figures = ""
+    if plot_dir is not None:
+        paths = plot_run(frame, plot_dir, machine=machines_of(manifests))
+        base = output.parent if output else Path.cwd()
+        figures = "".join(f"![{p.stem}]({Path(os.path.relpath(p, base)).as_posix()})\n\n" for p in paths)
     return markdown_header(manifests) + tables_text + ("\n## Figures\n\n" + figures if figures else "")
+
+
+def without_local_paths(text: str) -> str:
+    """The report as it may be shared: this machine's working folder and home folder left out of every
+    path in it (a case's reason can quote a file)."""
+    import os
+
+    here = str(Path.cwd())
+    home = os.path.expanduser("~")
+    if len(here) > 1:
+        text = text.replace(here + os.sep, "")
+    if len(home) > 1:
+        text = text.replace(home + os.sep, "~" + os.sep)
+    return text
