@@ -25,6 +25,7 @@ from normbench.cli._summary import print_summary
 from normbench.core.errors import NormbenchError, printable
 from normbench.executors.ray_cluster import Interrupted
 from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
+from normbench.results.history import case_history
 from normbench.results.naming import check_new_run_name
 from normbench.runner import SignalsBetweenGuards
 from normbench.suite.adhoc import adhoc_run_suite
@@ -142,7 +143,12 @@ def command(
                 results,
                 threads=threads,
                 executor=runner,
-                progress=lambda n: RunProgress(n, quiet=quiet),
+                progress=lambda todo, finished: RunProgress(
+                    todo,
+                    quiet=quiet,
+                    finished=finished,
+                    history=case_history(results, skip=plan.resumed.run_id if plan.resumed else None),
+                ),
                 quiet=quiet,
                 say=_say,
                 run_id=run_id,
@@ -177,7 +183,8 @@ def _say(text: str) -> None:
 
 def _finish(store, outcome, remaining: int, results: Path) -> None:
     counts = ", ".join(f"{n} {s}" for s, n in sorted(outcome.statuses.items()))
-    _say(f"run {store.run_id}: {counts or 'nothing run'}; stored in {store.path}")
+    ran = f"{counts} in this session" if counts else "nothing run in this session"
+    _say(f"run {store.run_id}: {ran}; stored in {store.path}")
     for label, reason in outcome.failures:
         _say(f"  failed: {label}: {reason}")
     resume = f"`normbench run --resume {store.run_id}" + (

@@ -27,13 +27,15 @@ def latency_tables(frame, opts) -> list[Table]:
     if found is None:
         return []
     ok, keys = found.ok, found.keys
-    cases = found.cases.assign(**{ROW: [shape_words(_key(r, keys)) for _, r in found.cases.iterrows()]})
+    cases = found.cases.assign(**{ROW: [shape_words(k) for k in found.cases[keys].to_dict("records")]})
     caption = fixed_words(found.fixed)
     notes = [f"Machine: {opts.machine}." if opts.machine else "", *process_notes(ok, cases)]
     if unjudged := without_reference(ok):
         notes.append(f"No float64 reference, so no accuracy rows (the norm declares none): {unjudged}.")
     notes = [n for n in notes if n]
-    tables = [*_grid_tables(cases, found.baseline, notes), _head_to_head(cases, notes), _per_impl(cases)]
+    grid = _grid(cases)
+    tables = [*_grid_tables(grid, cases, found.baseline, notes), _head_to_head(grid, cases, notes)]
+    tables.append(_per_impl(cases))
     if "err_abs" in set(ok["metric"]):
         tables.append(_accuracy(ok, cases))
     for table in tables:
@@ -41,13 +43,13 @@ def latency_tables(frame, opts) -> list[Table]:
     return tables
 
 
-def _key(row, keys) -> dict:
-    return {k: row[k] for k in keys}
-
-
-def _rows(cases):
-    """The cases grouped by row (shape and settings), in the cases' order."""
-    return cases.groupby(ROW, sort=False)
+def _grid(cases) -> dict[str, dict[str, dict]]:
+    """{row name: {norm:impl: the case as a dict}}, rows in the cases' order (plain dicts: a table of a
+    few hundred cells is read cell by cell)."""
+    grid: dict[str, dict[str, dict]] = {}
+    for case in cases.to_dict("records"):
+        grid.setdefault(case[ROW], {})[case["label"]] = case
+    return grid
 
 
 def _time_cells(values, spread) -> tuple[str, list[str]]:
@@ -60,33 +62,32 @@ def _time_cells(values, spread) -> tuple[str, list[str]]:
     return unit, cells
 
 
-def _grid_tables(cases, baseline, notes) -> list[Table]:
+def _grid_tables(grid, cases, baseline, notes) -> list[Table]:
     """Time and bandwidth grids: one row per shape and settings, one column per norm:impl."""
     import pandas as pd
 
     columns = sorted(cases["label"].unique())
-    rows = list(_rows(cases))
-    time_rows = [{ROW: name} for name, _ in rows]
-    bw_rows = [{ROW: name} for name, _ in rows]
+    time_rows = [{ROW: name} for name in grid]
+    bw_rows = [{ROW: name} for name in grid]
     for c in columns:
-        cells = [g.set_index("label").loc[c] if c in set(g["label"]) else None for _, g in rows]
-        times = [r["time"] if r is not None else None for r in cells]
-        spread = [bool(r["high_spread"]) if r is not None else False for r in cells]
+        cells = [row.get(c) for row in grid.values()]
+        times = [r["time"] if r else None for r in cells]
+        spread = [bool(r["high_spread"]) if r else False for r in cells]
         unit, shown = _time_cells(times, spread)
         for row, cell in zip(time_rows, shown, strict=True):
             row[f"{c} ({unit})"] = cell
         for row, r in zip(bw_rows, cells, strict=True):
             row[c] = _bandwidth_cell(r, probe=c.startswith("identity:"))
-    for row, (_, group) in zip(time_rows, rows, strict=True):
-        contenders = group[group["norm"] != "identity"]
-        if contenders.empty:
+    for row, by_label in zip(time_rows, grid.values(), strict=True):
+        contenders = [r for r in by_label.values() if r["norm"] != "identity"]
+        if not contenders:
             continue
-        best = contenders.loc[contenders["time"].idxmin()]
+        best = min(contenders, key=lambda r: r["time"])
         row["fastest"] = best["label"]
         if baseline is not None:
             words = versus_words(best["vs_ratio"], best["vs_lo"], best["vs_hi"])
-            words = "the reference" if best["label"] == baseline else words
             unpaired = words != "—" and not best["vs_paired"]
+            words = "the reference" if best["label"] == baseline else words
             row[f"fastest vs {baseline}"] = words + (" (unpaired)" if unpaired else "")
     stat = "/".join(sorted(cases["stat"].unique())) if "stat" in cases.columns else "median"
     time_notes = [
@@ -112,8 +113,8 @@ def _grid_tables(cases, baseline, notes) -> list[Table]:
     ]
 
 
-def _bandwidth_cell(r, probe: bool) -> str:
-    if r is None:
+def _bandwidth_cell(r: dict | None, probe: bool) -> str:
+    if not r:
         return "—"
     text = in_unit(r.get("gbps"), 1.0)
     if _has(r, "copy_fraction"):
@@ -121,19 +122,18 @@ def _bandwidth_cell(r, probe: bool) -> str:
     return text
 
 
-def _head_to_head(cases, notes) -> Table:
+def _head_to_head(grid, cases, notes) -> Table:
     """Per shape, each norm's fastest implementation: "time (impl)", one unit per norm's column."""
     import pandas as pd
 
     norms = sorted(cases["norm"].unique(), key=lambda n: (n == "identity", n))
-    rows = list(_rows(cases))
-    table = [{ROW: name} for name, _ in rows]
+    table = [{ROW: name} for name in grid]
     for norm in norms:
         best = []
-        for _, group in rows:
-            g = group[group["norm"] == norm]
-            best.append(g.loc[g["time"].idxmin()] if not g.empty else None)
-        unit, shown = _time_cells([b["time"] if b is not None else None for b in best], [False] * len(best))
+        for by_label in grid.values():
+            mine = [r for r in by_label.values() if r["norm"] == norm]
+            best.append(min(mine, key=lambda r: r["time"]) if mine else None)
+        unit, shown = _time_cells([b["time"] if b else None for b in best], [False] * len(best))
         for row, b, cell in zip(table, best, shown, strict=True):
             row[f"{norm} ({unit})"] = cell + ("" if b is None or norm == "identity" else f" ({b['impl']})")
     notes = [
@@ -184,24 +184,23 @@ def _accuracy(ok, cases) -> Table:
     import pandas as pd
 
     per_tensor = ok[ok["metric"].isin(["err_abs", "err_rel", "err_ratio"]) & ok["tensor"].notna()]
-    wide = per_tensor.pivot_table(
-        index=["case_id", "tensor"], columns="metric", values="value", aggfunc="first"
-    )
+    errors: dict[str, dict[str, dict]] = {}  # case_id -> tensor -> {err_abs, err_rel, err_ratio}
+    for r in per_tensor[["case_id", "tensor", "metric", "value"]].itertuples(index=False):
+        errors.setdefault(r.case_id, {}).setdefault(r.tensor, {}).setdefault(r.metric, r.value)
     rows = []
-    for _, c in cases.iterrows():
-        if c["case_id"] not in wide.index.get_level_values(0):
+    for c in cases.to_dict("records"):
+        tensors = errors.get(c["case_id"])
+        if not tensors:
             continue
-        t = wide.loc[c["case_id"]]
         row = {ROW: c[ROW], "impl": c["label"]}
-        if "y" in t.index:
-            row["y max abs"] = f"{t.loc['y', 'err_abs']:.2e}"
-            row["y max rel"] = f"{t.loc['y', 'err_rel']:.2e}"
-            row["y ratio"] = f"{t.loc['y', 'err_ratio']:.2f}"
-        grads = t.drop(index="y", errors="ignore")
-        row["worst grad ratio"] = (
-            "" if grads.empty else f"{grads['err_ratio'].max():.2f} ({grads['err_ratio'].idxmax()})"
-        )
-        row["verdict"] = "SUSPECT" if c.get("accuracy_suspect", 0) > 0 else "ok"
+        if y := tensors.get("y"):
+            row["y max abs"] = f"{y.get('err_abs', float('nan')):.2e}"
+            row["y max rel"] = f"{y.get('err_rel', float('nan')):.2e}"
+            row["y ratio"] = f"{y.get('err_ratio', float('nan')):.2f}"
+        grads = {t: e["err_ratio"] for t, e in tensors.items() if t != "y" and "err_ratio" in e}
+        worst = max(sorted(grads), key=grads.get) if grads else None  # a tie: the first by name
+        row["worst grad ratio"] = f"{grads[worst]:.2f} ({worst})" if worst else ""
+        row["verdict"] = "SUSPECT" if (c.get("accuracy_suspect") or 0) > 0 else "ok"
         rows.append(row)
     notes = [
         "Errors against a float64 reference of the same norm on the same input and parameters; ratio = "
@@ -214,7 +213,8 @@ def _accuracy(ok, cases) -> Table:
 def _has(c, name) -> bool:
     import pandas as pd
 
-    return name in c.index and pd.notna(c[name])
+    value = c.get(name)
+    return value is not None and pd.notna(value)
 
 
 def _num(value, fmt: str) -> str:
