@@ -15,6 +15,8 @@ from normbench.cli._common import (
     RESULTS_DIR,
     ReportFormat,
     cli_errors,
+    complete_benches,
+    complete_norms,
     complete_runs,
     err,
     out,
@@ -46,7 +48,11 @@ def command(
     ] = False,
     bench: Annotated[
         list[str] | None,
-        typer.Option("--bench", help="Only this bench kind's summary and tables; repeatable."),
+        typer.Option(
+            "--bench",
+            help="Only this bench kind's summary and tables; repeatable.",
+            autocompletion=complete_benches,
+        ),
     ] = None,
     table: Annotated[
         list[str] | None,
@@ -59,7 +65,10 @@ def command(
         ),
     ] = None,
     baseline: Annotated[
-        str | None, typer.Option(help="norm:impl for the speedup column (default: each bench's).")
+        str | None,
+        typer.Option(
+            help="norm:impl for the speedup column (default: each bench's).", autocompletion=complete_norms
+        ),
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
     output: Annotated[

@@ -13,7 +13,11 @@ import typer
 from normbench.cli._bench_flags import META_KEY, BenchFlagsCommand
 from normbench.cli._common import (
     RESULTS_DIR,
+    choices,
     cli_errors,
+    complete_benches,
+    complete_norms,
+    complete_runs,
     complete_suites,
     err,
     out,
@@ -52,19 +56,27 @@ def command(
         str | None,
         typer.Option(
             help="Run without a suite file: this bench kind, with its parameters as flags, e.g. --bench latency "
-            "--norms layernorm,rmsnorm:composite --tokens 4096 --hidden 1024 --dtype bf16 (a,b = a sweep; "
+            "--norms layernorm,rmsnorm:composite --tokens 4096 --d 1024 --dtype bf16 (a,b = a sweep; "
             "`normbench list benches` names them).",
             show_default=False,
+            autocompletion=complete_benches,
         ),
     ] = None,
     norms: Annotated[
         str | None,
-        typer.Option(help="With --bench: norms or norm:impl, comma-separated.", show_default=False),
+        typer.Option(
+            help="With --bench: norms or norm:impl, comma-separated.",
+            show_default=False,
+            autocompletion=complete_norms,
+        ),
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
     resume: Annotated[
         str | None,
-        typer.Option(help="Finish RUN_ID (or 'latest'): run only its cases without a stored result."),
+        typer.Option(
+            help="Finish RUN_ID (or 'latest'): run only its cases without a stored result.",
+            autocompletion=complete_runs,
+        ),
     ] = None,
     run_id: Annotated[
         str | None,
@@ -93,7 +105,10 @@ def command(
     ] = None,
     executor: Annotated[
         str,
-        typer.Option(help="local: one case after another here; ray: cases spread over a Ray cluster."),
+        typer.Option(
+            help="local: one case after another here; ray: cases spread over a Ray cluster.",
+            autocompletion=choices("local", "ray"),
+        ),
     ] = "local",
     address: Annotated[
         str | None,
@@ -112,6 +127,7 @@ def command(
             help="CPU page state of the timing process: huge (2 MiB transparent huge pages, the default where "
             "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the suite's `pages`.",
             show_default=False,
+            autocompletion=choices("huge", "base"),
         ),
     ] = None,
     allow_override: Annotated[
