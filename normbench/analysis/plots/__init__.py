@@ -45,11 +45,25 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
     return paths
 
 
+LEGEND_PT = 8  # the smallest text a figure prints (legends, annotations, tick labels of words)
+
+
 def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
+    """Write the figure and close it. A figure made with layout="constrained" is laid out already; any
+    other gets tight_layout, with room on the right for a figure legend."""
     path = out_dir / f"{name}.{fmt}"
-    fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))  # room on the right for a figure legend
+    if fig.get_layout_engine() is None:
+        fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))
     fig.savefig(path, dpi=120, bbox_inches="tight")  # never clip a long suptitle or the legend
     import matplotlib.pyplot as plt
 
     plt.close(fig)
     return path
+
+
+def suptitle(fig, text: str, fontsize: float = 10) -> None:
+    """The figure's title, wrapped to the figure's width (a machine's name makes it long)."""
+    import textwrap
+
+    chars = int(fig.get_figwidth() * 72 / (0.55 * fontsize))  # an average character is ~0.55 em wide
+    fig.suptitle("\n".join(textwrap.wrap(text, max(20, chars))), fontsize=fontsize)

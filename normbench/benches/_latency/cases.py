@@ -67,7 +67,10 @@ def varying_keys(ok: pd.DataFrame) -> tuple[list[str], dict]:
     """Row keys: the shape and settings in KEYS, then any other parameter the suite sweeps (eps, seed,
     samples, ...), so that one row holds one case per implementation; and every parameter that is the
     same in every case, with its value."""
-    others = [k for k in get_bench("latency").params if k not in KEYS and k in ok.columns]
+    bench = get_bench("latency")
+    # a parameter that is also a row label (reference: what each ratio row is a ratio to) names rows,
+    # not cases: it never tells two cases apart
+    others = [k for k in bench.params if k not in KEYS and k not in bench.labels and k in ok.columns]
     present = [k for k in KEYS + others if k in ok.columns]
     varying = [k for k in present if ok[k].astype(str).nunique() > 1 or k in ("tokens", "d")]
     fixed = {k: ok[k].iloc[0] for k in present if k not in varying and ok[k].notna().any()}
