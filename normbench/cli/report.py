@@ -121,7 +121,7 @@ def command(
         if fmt != "latex" and not choice.tables:  # --table: the tables asked for, nothing else
             text = _summary_block(summary_text(summary, width), fmt) + text
     if fmt == "md":
-        text = _markdown(text, frame, manifests, output, plot_dir)
+        text = _markdown(text, frame, manifests, output, plot_dir, width)
     text = without_local_paths(text)
     if output:
         output.write_text(text)
@@ -165,10 +165,13 @@ def _records(frame, manifests, fmt: str, baseline: str | None, summary, opts) ->
     )
 
 
-def _markdown(tables_text: str, frame, manifests, output: Path | None, plot_dir: Path | None) -> str:
+def _markdown(
+    tables_text: str, frame, manifests, output: Path | None, plot_dir: Path | None, width: int
+) -> str:
     """One Markdown file for a paper appendix or a pull request: header, tables, claims, and the figures
     when there is a folder for them (--plots, or plots/ beside -o FILE), linked relative to the file."""
     import os
+    import textwrap
 
     from normbench.analysis.report import markdown_header
 
@@ -177,7 +180,11 @@ def _markdown(tables_text: str, frame, manifests, output: Path | None, plot_dir:
         paths = plot_run(frame, plot_dir, machine=machines_of(manifests))
         base = output.parent if output else Path.cwd()
         figures = "".join(f"![{p.stem}]({Path(os.path.relpath(p, base)).as_posix()})\n\n" for p in paths)
-    return markdown_header(manifests) + tables_text + ("\n## Figures\n\n" + figures if figures else "")
+    header = "\n".join(
+        "\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False)) or line
+        for line in markdown_header(manifests).split("\n")
+    )
+    return header + tables_text + ("\n## Figures\n\n" + figures if figures else "")
 
 
 def without_local_paths(text: str) -> str:
