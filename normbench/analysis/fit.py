@@ -8,6 +8,7 @@ each table are left to `--full`: the view says so once."""
 from __future__ import annotations
 
 import fnmatch
+import re
 
 import pandas as pd
 
@@ -84,7 +85,6 @@ def _stacked(name: str, cells: pd.Series) -> str:
     """A header wider than its cells on two or more lines ("layernorm:" over "functional"), split after a
     colon or at spaces, so that a column is as narrow as its numbers; a unit in brackets at the end
     ("(µs)") gets a line of its own."""
-    import re
     import textwrap
 
     room = max(int(cells.map(len).max() if len(cells) else 0), 10)
@@ -100,7 +100,7 @@ def _stacked(name: str, cells: pd.Series) -> str:
     return "\n".join([*lines, unit] if unit else lines)
 
 
-_UNIT = __import__("re").compile(r"^(.*\S) (\([^()]{1,6}\))$")
+_UNIT = re.compile(r"^(.*\S) (\([^()]{1,6}\))$")
 
 
 def _unit_suffix(name: str) -> tuple[str, str]:

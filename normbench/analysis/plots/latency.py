@@ -182,11 +182,12 @@ def speedup_per_shape(frame, out_dir, *, machine, fmt):
             ncol=min(5, len(handles)),
             fontsize=LEGEND_PT,
         )
-        suptitle(
-            fig,
-            f"Each implementation against {ref}, per shape: the time ratio of its {stat} time in paired rounds, "
-            f"with its 95% interval — {device}, {machine}",
+        how = (
+            f"the time ratio of its {stat} time in paired rounds, with its 95% interval"
+            if fig_rows["lo"].notna().any()
+            else f"its {stat} time over the reference's (timed apart: no interval)"
         )
+        suptitle(fig, f"Each implementation against {ref}, per shape: {how} — {device}, {machine}")
         paths.append(save(fig, out_dir, f"speedup_{device}_{stat}", fmt))
     return paths
 
@@ -235,7 +236,7 @@ def _panel(ax, g, settings, every, ref, format_seconds) -> dict:
 
 
 def _name_the_fastest(ax, best, y, limits, format_seconds) -> None:
-    """ "label time" just above the fastest's dot, on the side of it that keeps the text in the axes."""
+    """The fastest's name and time just above its dot, on the side that keeps the text in the axes."""
     lo, hi = (math.log(v) for v in limits)
     where = (math.log(best["speedup"]) - lo) / (hi - lo)
     ha, dx = ("left", -4) if where < 0.3 else ("right", 4) if where > 0.7 else ("center", 0)
