@@ -164,8 +164,9 @@ def _within_budget(sections: list[list[SummaryLine]], budget: int) -> list[Summa
     return out
 
 
-def summary_text(lines: list[SummaryLine], width: int) -> list[str]:
-    """One line per SummaryLine: the section name (once per section) in a column, the text cut at width."""
+def summary_text(lines: list[SummaryLine], width: int, whole: bool = False) -> list[str]:
+    """One line per SummaryLine: the section name (once per section) in a column, the text cut at width
+    (whole=True, for --full and files: wrapped instead, nothing cut)."""
     from normbench.analysis.fit import clip, wrap
 
     out, previous = [], None
@@ -173,7 +174,7 @@ def summary_text(lines: list[SummaryLine], width: int) -> list[str]:
         name = line.section if line.section != previous else ""
         previous = line.section
         text = f"{name:<{SECTION_WIDTH}} {line.text}".rstrip()
-        if line.section == "warning":  # a warning is read whole: wrapped, never cut
+        if whole or line.section == "warning":  # a warning is read whole: wrapped, never cut
             out.extend(wrap(text, width, indent=" " * (SECTION_WIDTH + 1)))
         else:
             out.append(clip(text, width))

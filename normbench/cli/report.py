@@ -119,7 +119,7 @@ def command(
         chosen = choose_tables(tables, choice) if choice.any else tables
         text = render(chosen, fmt, width)  # --full keeps every column; the notes wrap at the width
         if fmt != "latex" and not choice.tables:  # --table: the tables asked for, nothing else
-            text = _summary_block(summary_text(summary, width), fmt) + text
+            text = _summary_block(summary_text(summary, width, whole=True), fmt) + text
     if fmt == "md":
         text = _markdown(text, frame, manifests, output, plot_dir, width)
     text = without_local_paths(text)
