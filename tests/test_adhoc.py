@@ -78,7 +78,8 @@ def test_adhoc_run_report_and_compare_against_a_toml_run(cli, tmp_path, tiny_sui
     flags = ["--bench", "latency", "--norms", "layernorm:module", "--tokens", "8", "--d", "16", *TINY]
     adhoc = cli("run", *flags, "--results", results)
     assert adhoc.exit_code == 0, adhoc.output
-    assert "latency" in adhoc.stdout and "fastest layernorm:module" in adhoc.stdout  # the summary, at once
+    # the summary, at once: the per-shape answer
+    assert "per shape: fastest" in adhoc.stdout and "8×16  layernorm:module" in adhoc.stdout
     (adhoc_id,) = [p.name for p in results.iterdir()]
     manifest = json.loads((results / adhoc_id / "manifest.json").read_text())
     assert manifest["suite_source"] == "<command line>" and 'kind = "latency"' in manifest["suite_text"]

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import json
-
+import pytest
 from typer.testing import CliRunner
 
 from normbench.cli import app
@@ -22,17 +21,73 @@ def test_results_envvar_is_read(tiny_run):
     assert listed.exit_code == 0 and run_id in listed.stdout
 
 
-def test_completion_of_suites_and_runs(tmp_path, monkeypatch):
+def _complete(words: str, env: dict | None = None) -> list[str]:
+    """What the shell would offer after `words` (bash protocol: the command line, the word to complete)."""
+    from normbench.cli import app
+
+    line = words.split(" ")
+    env = {"_NORMBENCH_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(line) - 1)}
+    result = CliRunner().invoke(app, [], env=env, prog_name="normbench")
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+@pytest.fixture
+def two_runs(tmp_path, monkeypatch):
+    from _stores import create_store
+
+    for name, suite, started in (
+        ("20261201-100000-quick-aaaa", "quick", "2026-12-01T10:00:00"),
+        ("20261201-110000-paper-bbbb", "paper", "2026-12-01T11:00:00"),
+    ):
+        create_store(tmp_path, {"run_id": name, "suite": suite, "started": started})
+    (tmp_path / "not-a-run").mkdir()
+    monkeypatch.setenv("NORMBENCH_RESULTS", str(tmp_path))
+    return tmp_path
+
+
+def test_completion_of_suites_and_runs(two_runs):
     from normbench.cli._common import complete_runs, complete_suites
 
     assert "quick" in complete_suites("q") and "paper" not in complete_suites("q")
-    for name in ("20261201-100000-quick-aaaa", "20261201-110000-paper-bbbb"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "manifest.json").write_text(json.dumps({"run_id": name}))
-    (tmp_path / "not-a-run").mkdir()
-    monkeypatch.setenv("NORMBENCH_RESULTS", str(tmp_path))
-    assert complete_runs("") == ["latest", "20261201-110000-paper-bbbb", "20261201-100000-quick-aaaa"]
-    assert complete_runs("20261201-10") == ["20261201-100000-quick-aaaa"]
+    newest = ["20261201-110000-paper-bbbb", "20261201-100000-quick-aaaa"]
+    assert complete_runs(None, "") == ["latest", "latest:paper", "latest:quick", *newest]
+    assert complete_runs(None, "20261201-10") == ["20261201-100000-quick-aaaa"]
+    assert complete_runs(None, "latest:q") == ["latest:quick"]
+    assert complete_runs(None, "latest,2026") == [f"latest,{r}" for r in newest]  # compare's comma lists
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "normbench report ",
+        "normbench plot ",
+        "normbench export ",
+        "normbench upgrade ",
+        "normbench baseline save ",
+        "normbench compare ",
+        "normbench compare latest ",
+        "normbench compare --baseline ",
+        "normbench run --resume ",
+    ],
+)
+def test_every_run_argument_and_option_completes_run_ids(two_runs, words):
+    assert {"latest", "latest:quick", "20261201-110000-paper-bbbb"} <= set(_complete(words))
+
+
+def test_completion_reads_the_results_folder_given_on_the_command_line(two_runs, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("empty")
+    assert _complete(f"normbench report --results {elsewhere} ") == ["latest"]
+
+
+def test_completion_of_bench_kinds_suites_norms_and_choices(two_runs):
+    assert {"latency", "jacobian", "stability"} <= set(_complete("normbench run --bench "))
+    assert "latency" in _complete("normbench report --bench l")
+    assert "quick" in _complete("normbench run q") and "quick" in _complete("normbench validate q")
+    assert "layernorm:module" in _complete("normbench run --norms layer")
+    assert "rmsnorm,layernorm:module" in _complete("normbench run --norms rmsnorm,layernorm:m")
+    assert _complete("normbench run --executor ") == ["local", "ray"]
+    assert _complete("normbench baseline s") == ["save", "show"]
 
 
 def test_terminal_width_outside_a_terminal(monkeypatch):

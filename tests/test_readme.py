@@ -32,6 +32,19 @@ def test_readme_is_short_and_marks_its_runnable_blocks():
     assert excerpt.startswith("Summary\n") and max(map(len, excerpt.splitlines())) <= 120
 
 
+def test_the_command_table_names_every_command_and_the_current_flags():
+    """Every command of `normbench` has a row; the README and `run --help` spell the width --d."""
+    from typer.testing import CliRunner
+
+    from normbench.cli import _command_modules, app
+
+    text = (REPO / "README.md").read_text()
+    table = text.split("## Commands and exit codes")[1].split("\n\n")[1]
+    assert [m.NAME for m in _command_modules() if f"`normbench {m.NAME}" not in table] == []
+    help_text = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "--hidden" not in text and "--hidden" not in help_text and "--d 1024" in help_text
+
+
 @pytest.mark.slow
 def test_runnable_blocks_run(tmp_path):
     blocks = runnable_blocks((REPO / "README.md").read_text())
@@ -55,5 +68,10 @@ def test_runnable_blocks_run(tmp_path):
         ["normbench", "report", quick], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     lines = report.stdout.splitlines()
-    assert report.returncode == 0 and lines[0] == "Summary" and lines.index("") <= 26
+    assert report.returncode == 0 and lines[0] == "Summary" and lines.index("") <= 31
     assert len(lines) <= 80 and max(map(len, lines)) <= 120
+    # the answer per shape (its 11 shapes), with words for the direction, within the first 25 lines
+    first = lines.index(next(line for line in lines if line.startswith("latency    per shape:")))
+    shapes = lines[first + 1 : first + 12]
+    assert first + 12 <= 25 and all(re.search(r"\d+×\d+", line) for line in shapes)
+    assert all(re.search(r"faster|slower|as fast|the reference", line) for line in shapes)

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from normbench.core.tables import Table
 
 
-def derived_tables(frame: pd.DataFrame) -> list[Table]:
-    return [t for t in (tradeoff_table(frame), fluctuation_table(frame)) if t is not None]
+def derived_tables(frame: pd.DataFrame, tradeoff: pd.DataFrame | None = None) -> list[Table]:
+    """`tradeoff`: tradeoff_records(frame) when the caller has it already (the summary reads it too)."""
+    tables = (tradeoff_table(frame, tradeoff), fluctuation_table(frame))
+    return [t for t in tables if t is not None]
 
 
 def derived_records(frame: pd.DataFrame) -> pd.DataFrame:

@@ -8,6 +8,7 @@ each table are left to `--full`: the view says so once."""
 from __future__ import annotations
 
 import fnmatch
+import re
 
 import pandas as pd
 
@@ -42,7 +43,7 @@ def fit_table(table: Table, width: int) -> list[Table]:
     """The table as one or more tables whose github rendering is at most `width` characters wide."""
     frame = table.frame.map(lambda v: "" if v is None or v is pd.NA or v != v else str(v))  # v != v: NaN
     keys = key_columns(table)
-    caption = []
+    caption = [table.caption] if table.caption else []
     if len(frame) > 1:
         constant = [k for k in keys if frame[k].nunique() == 1]
         if len(constant) == len(keys):  # a row still needs a name: keep the last key
@@ -50,11 +51,16 @@ def fit_table(table: Table, width: int) -> list[Table]:
         caption = [f"{k}={frame[k].iloc[0]}" for k in constant]
         frame = frame.drop(columns=constant)
         keys = [k for k in keys if k not in constant]
-    if len(keys) > 2:  # one label column, "bf16 fwd 512 1024", named in the caption: the keys' widths add up
-        label = " ".join(map(str, keys))
-        frame.insert(0, "case", frame[keys].agg(" ".join, axis=1))
+    if len(keys) > 2 or {"tokens", "d"} <= set(keys):
+        # one label column, "512×1024 bf16 fwd", named in the caption: the keys' widths add up
+        names = [k for k in keys if k not in ("tokens", "d")]
+        parts = [frame[k] for k in names]
+        if {"tokens", "d"} <= set(keys):
+            parts.insert(0, frame["tokens"] + "×" + frame["d"])
+            names.insert(0, "tokens×d")
+        frame.insert(0, "case", [" ".join(filter(None, row)) for row in zip(*parts, strict=True)])
         frame = frame.drop(columns=keys)
-        caption.append(f"case = {label}")
+        caption.append(f"case = {' '.join(names)}")
         keys = ["case"]
     frame = frame.rename(columns={c: _stacked(str(c), frame[c]) for c in frame.columns if c not in keys})
     values = [c for c in frame.columns if c not in keys]
@@ -74,32 +80,54 @@ def fit_table(table: Table, width: int) -> list[Table]:
         part = _cut_to_width(frame[columns], width, joined_width([own[c] for c in columns]))
         part_of = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
         title = clip(table.title, width - 4 - len(part_of)) + part_of  # 4: the heading's "### "
-        notes = wrap("All rows: " + "; ".join(caption) + ".", width) if caption and i == 0 else []
-        out.append(Table(title, part, ["\n".join(notes)] if notes else [], keys, table.bench))
+        shared = "; ".join(caption) if i == 0 else ""  # render() prints it as "All rows: ...", wrapped
+        out.append(Table(title, part, [], keys, table.bench, caption=shared))
     return out
 
 
 def _stacked(name: str, cells: pd.Series) -> str:
     """A header wider than its cells on two or more lines ("layernorm:" over "functional"), split after a
-    colon or at spaces, so that a column is as narrow as its numbers."""
-    import re
+    colon or at spaces, so that a column is as narrow as its numbers; a unit in brackets at the end
+    ("(µs)") gets a line of its own."""
     import textwrap
 
     room = max(int(cells.map(len).max() if len(cells) else 0), 10)
     if len(name) <= room:
         return name
-    words = re.sub(r":(?=\S)", ": ", name)  # a break after "norm:" is allowed; the space goes again below
+    base, unit = _unit_suffix(name)
+    if unit and len(base) <= room:
+        return f"{base}\n{unit}"
+    words = re.sub(r":(?=\S)", ": ", base)  # a break after "norm:" is allowed; the space goes again below
     while len(lines := textwrap.wrap(words, room, break_long_words=False, break_on_hyphens=False)) > 2:
-        room += 1  # at most two header lines
-    return "\n".join(line.replace(": ", ":") if ": " not in name else line for line in lines)
+        room += 1  # at most two header lines (and the unit's)
+    lines = [line.replace(": ", ":") if ": " not in base else line for line in lines]
+    return "\n".join([*lines, unit] if unit else lines)
+
+
+_UNIT = re.compile(r"^(.*\S) (\([^()]{1,6}\))$")
+
+
+def _unit_suffix(name: str) -> tuple[str, str]:
+    """("layernorm:module", "(µs)") from "layernorm:module (µs)"; (name, "") without a unit."""
+    found = _UNIT.match(name)
+    return (found.group(1), found.group(2)) if found else (name, "")
 
 
 def rendered_width(frame: pd.DataFrame) -> int:
-    """The widest line of the frame as a github table (what render() prints)."""
-    from tabulate import tabulate
+    """The widest line of the frame as a github table (what render() prints), counted without rendering
+    it: a column is as wide as its widest cell (stripped, as tabulate does) or its widest header line + 2
+    (tabulate pads headers), and a line is "| " + the columns joined by " | " + " |"."""
+    if frame.shape[1] == 0:
+        return 0
+    widths = [
+        max(_widest(str(name)) + 2, max((_widest(str(v).strip()) for v in frame[name]), default=0))
+        for name in frame.columns
+    ]
+    return sum(widths) + 3 * len(widths) + 1
 
-    text = tabulate(frame, headers="keys", tablefmt="github", showindex=False, disable_numparse=True)
-    return max(map(len, text.splitlines()), default=0)
+
+def _widest(text: str) -> int:
+    return max(map(len, text.split("\n")))
 
 
 def joined_width(widths: list[int]) -> int:

@@ -9,6 +9,7 @@ from normbench.analysis.claims.summary import claims_note
 from normbench.analysis.derived import derived_tables
 from normbench.analysis.failures import failures_table
 from normbench.analysis.runs import bench_rows
+from normbench.analysis.tradeoff import tradeoff_records
 from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError
 from normbench.core.params import did_you_mean
@@ -17,15 +18,20 @@ from normbench.results.env import NODE_FIELDS, machine_summary, machines_of
 
 
 def build_tables(
-    frame: pd.DataFrame, manifests: list[dict], *, baseline: str | None = None, warnings: bool = True
+    frame: pd.DataFrame,
+    manifests: list[dict],
+    *,
+    baseline: str | None = None,
+    warnings: bool = True,
+    opts: ReportOptions | None = None,
 ) -> list[Table]:
     """The report's tables, warnings first (warnings=False: left to the summary, which lists them).
-    Raises NormbenchError for a --baseline not in the run."""
+    `opts`: the report's options when the summary shares them (report_options: what both derive is
+    derived once). Raises NormbenchError for a --baseline not in the run."""
     check_baseline(frame, baseline)
-    warnings = report_warnings(frame, manifests) if warnings else []
-    frame = one_copy_per_case(frame)
-    machine = machines_of(manifests)
-    opts = ReportOptions(baseline=baseline, machine=machine)
+    opts = opts or report_options(manifests, baseline)
+    warnings = opts.once("warnings", lambda: report_warnings(frame, manifests)) if warnings else []
+    frame = opts.once("one copy per case", lambda: one_copy_per_case(frame))
     tables: list[Table] = []
     if warnings:
         tables.append(Table("Warnings", pd.DataFrame({"warning": warnings})))
@@ -34,17 +40,28 @@ def build_tables(
 
     for kind in sorted(dict.fromkeys(frame["bench"]), key=bench_order):
         if kind in benches:
-            for table in benches[kind].report(bench_rows(frame, benches[kind]), opts):
+            for table in benches[kind].report(kind_rows(frame, benches[kind], opts), opts):
                 tables.append(with_keys(table, benches[kind]))
 
-    tables.extend(derived_tables(frame))  # across bench kinds: the norms' trade-off, the fluctuation
-    if (claims := claims_table(frame, manifests)) is not None:
+    # across bench kinds: the norms' trade-off, the fluctuation
+    tables.extend(derived_tables(frame, opts.once("tradeoff", lambda: tradeoff_records(frame))))
+    if (claims := opts.once("claims", lambda: claims_table(frame, manifests))) is not None:
         tables.append(claims)
     if (failed := failures_table(frame)) is not None:
         tables.append(failed)
     if len(tables) == len(warnings[:1]):
         tables.append(Table("No results", pd.DataFrame({"note": ["the run stored no rows yet"]})))
     return tables
+
+
+def report_options(manifests: list[dict], baseline: str | None = None) -> ReportOptions:
+    """One report's options: the summary and the tables given the same one derive shared parts once."""
+    return ReportOptions(baseline=baseline, machine=machines_of(manifests))
+
+
+def kind_rows(frame: pd.DataFrame, bench, opts: ReportOptions) -> pd.DataFrame:
+    """One bench kind's rows (analysis/runs.py bench_rows), taken from the frame once per report."""
+    return opts.once(("rows", bench.kind), lambda: bench_rows(frame, bench))
 
 
 LABEL_COLUMNS = ("norm", "impl", "config", "layer", "block")
@@ -193,7 +210,18 @@ def markdown_header(manifests: list[dict]) -> str:
     lines = ["# normbench report", ""]
     for m in manifests:
         lines.append(
-            f"- run `{m['run_id']}`: suite `{m.get('suite')}` ({m.get('suite_source')}, sha256 "
+            f"- run `{m['run_id']}`: suite `{m.get('suite')}` ({suite_file(m.get('suite_source'))}, sha256 "
             f"{m.get('suite_sha256', '')[:12]}), started {m.get('started')}, {machine_summary(m.get('env', {}))}"
         )
     return "\n".join(lines) + "\n\n"
+
+
+def suite_file(source: str | None) -> str:
+    """The suite file as a shared report names it: a relative path as given, an absolute one by its
+    name (the sha256 beside it identifies the text; the folder is this machine's)."""
+    from pathlib import PurePath
+
+    if not source:
+        return "no file"
+    path = PurePath(source)
+    return path.name if path.is_absolute() else str(path)

@@ -13,12 +13,20 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from normbench.analysis.runs import bench_rows
+from normbench.analysis.records import bench_order
+from normbench.analysis.report import (
+    claims_table,
+    kind_rows,
+    one_copy_per_case,
+    report_options,
+    report_warnings,
+)
 from normbench.analysis.tradeoff import tradeoff_records
 from normbench.benches import all_benches
+from normbench.core.tables import ReportOptions, Table
 from normbench.results.env import machines_of
 
-MAX_LINES = 25
+MAX_LINES = 30  # the latency section alone holds up to 15 (one line per shape, up to 12)
 SECTION_WIDTH = 10
 
 
@@ -29,23 +37,27 @@ class SummaryLine:
 
 
 def build_summary(
-    frame: pd.DataFrame, manifests: list[dict], *, baseline: str | None = None
+    frame: pd.DataFrame,
+    manifests: list[dict],
+    *,
+    baseline: str | None = None,
+    opts: ReportOptions | None = None,
 ) -> list[SummaryLine]:
-    from normbench.analysis.records import bench_order
-    from normbench.analysis.report import one_copy_per_case, report_warnings
-    from normbench.core.tables import ReportOptions
-
+    """`opts`: the report's options when its tables share them (what both read is derived once)."""
+    opts = opts or report_options(manifests, baseline)
     sections: list[list[SummaryLine]] = [[SummaryLine("run", _run_line(frame, manifests))]]
-    sections.append([SummaryLine("warning", w) for w in report_warnings(frame, manifests)])
-    frame = one_copy_per_case(frame)
-    opts = ReportOptions(baseline=baseline, machine=machines_of(manifests))
+    warnings = opts.once("warnings", lambda: report_warnings(frame, manifests))
+    sections.append([SummaryLine("warning", w) for w in warnings])
+    frame = opts.once("one copy per case", lambda: one_copy_per_case(frame))
     benches = all_benches()
     for kind in sorted(dict.fromkeys(frame["bench"]), key=bench_order):
         if kind in benches:
-            lines = benches[kind].headline(bench_rows(frame, benches[kind]), opts)
+            lines = benches[kind].headline(kind_rows(frame, benches[kind], opts), opts)
             sections.append([SummaryLine(kind, text) for text in lines])
-    sections.append([SummaryLine("trade-off", t) for t in _tradeoff_lines(frame)])
-    sections.append([SummaryLine("claims", t) for t in _claims_lines(frame, manifests)])
+    tradeoff = opts.once("tradeoff", lambda: tradeoff_records(frame))
+    sections.append([SummaryLine("trade-off", t) for t in _tradeoff_lines(tradeoff)])
+    claims = opts.once("claims", lambda: claims_table(frame, manifests))
+    sections.append([SummaryLine("claims", t) for t in _claims_lines(claims)])
     sections.append([SummaryLine("not ok", t) for t in _not_ok_lines(frame)])
     return _within_budget([s for s in sections if s], MAX_LINES)
 
@@ -58,10 +70,9 @@ def _run_line(frame: pd.DataFrame, manifests: list[dict]) -> str:
     return f"{runs}: {statuses.sum()} cases, {counts}" + (f"; {machine}" if machine else "")
 
 
-def _tradeoff_lines(frame: pd.DataFrame) -> list[str]:
-    """The norms trade-off table's headline: the lowest final loss per objective, and each norm's block
-    cost over the Linear (folded where the norm folds)."""
-    rec = tradeoff_records(frame)
+def _tradeoff_lines(rec: pd.DataFrame) -> list[str]:
+    """The norms trade-off table's headline (from its records): the lowest final loss per objective, and
+    each norm's block cost over the Linear (folded where the norm folds)."""
     if rec.empty:
         return []
     config = [c for c in rec.columns if c in ("norm", "placement", "objective", "init", "depth")]
@@ -98,10 +109,7 @@ def _tradeoff_lines(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _claims_lines(frame: pd.DataFrame, manifests: list[dict]) -> list[str]:
-    from normbench.analysis.report import claims_table
-
-    claims = claims_table(frame, manifests)
+def _claims_lines(claims: Table | None) -> list[str]:
     if claims is None:
         return []
     verdicts = claims.frame
@@ -156,8 +164,9 @@ def _within_budget(sections: list[list[SummaryLine]], budget: int) -> list[Summa
     return out
 
 
-def summary_text(lines: list[SummaryLine], width: int) -> list[str]:
-    """One line per SummaryLine: the section name (once per section) in a column, the text cut at width."""
+def summary_text(lines: list[SummaryLine], width: int, whole: bool = False) -> list[str]:
+    """One line per SummaryLine: the section name (once per section) in a column, the text cut at width
+    (whole=True, for --full and files: wrapped instead, nothing cut)."""
     from normbench.analysis.fit import clip, wrap
 
     out, previous = [], None
@@ -165,7 +174,7 @@ def summary_text(lines: list[SummaryLine], width: int) -> list[str]:
         name = line.section if line.section != previous else ""
         previous = line.section
         text = f"{name:<{SECTION_WIDTH}} {line.text}".rstrip()
-        if line.section == "warning":  # a warning is read whole: wrapped, never cut
+        if whole or line.section == "warning":  # a warning is read whole: wrapped, never cut
             out.extend(wrap(text, width, indent=" " * (SECTION_WIDTH + 1)))
         else:
             out.append(clip(text, width))

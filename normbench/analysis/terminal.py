@@ -1,8 +1,8 @@
 """The report as a person reads it in a terminal (github and plain, unless --full): the summary first, then
 as many tables as fit in LINE_BUDGET lines, each fitted to the width (analysis/fit.py), then one line
-naming the tables left out and how to see them. `--bench`, `--table` and `--columns` choose what to show;
-a choice is shown whole (no line budget). `--full` and the file formats (md, latex, csv, json) keep every
-table with its notes."""
+naming the tables left out and how to see them. `--bench`, `--table` and `--columns` choose what to show,
+within the same budget. `--full` and the file formats (md, latex, csv, json) keep every table with its
+notes."""
 
 from __future__ import annotations
 
@@ -54,35 +54,80 @@ def choose_tables(tables: list[Table], choice: Selection) -> list[Table]:
 
 
 def terminal_report(tables: list[Table], summary: list[str], fmt: str, width: int, choice: Selection) -> str:
-    """The summary and the fitted tables as text, every line at most `width` characters."""
+    """The summary and the fitted tables as text, every line at most `width` characters, at most
+    LINE_BUDGET lines. A table is fitted only when it may fit the lines left (its rows alone are a lower
+    bound of its height); a chosen table (--bench, --table) too high for the budget on its own shows its
+    first rows."""
     shown = choose_tables(tables, choice)
-    fitted = [fit_table(t, width) for t in shown]
-    # each part rendered once: its lines are counted and the same text is printed
-    texts = {id(p): render([p], fmt) for parts in fitted for p in parts}
+    texts: dict[int, str] = {}  # each part rendered once: its lines counted and the same text printed
     head = ["Summary", *summary] if summary and not choice.tables else []
-    if choice.any:
-        return _join(head, [p for parts in fitted for p in parts], texts)
-    budget = LINE_BUDGET - len(head) - 4  # 4: the line naming what is left out, wrapped, and its blank
+    # room for the lines naming what is left out (at most every table), wrapped at the width, and a blank
+    budget = LINE_BUDGET - len(head) - 1 - len(wrap(_left_out(shown), width, indent=""))
     kept, left = [], []
-    for table, parts in zip(shown, fitted, strict=True):
-        size = sum(texts[id(p)].count("\n") + 1 for p in parts)
+    for table in shown:
+        if len(table.frame) + MIN_TABLE_LINES > budget:
+            left.append(table)
+            continue
+        parts = fit_table(table, width)
+        size = sum(_lines(p, fmt, width, texts) + 1 for p in parts)
         if size <= budget:
             kept.extend(parts)
             budget -= size
         else:
             left.append(table)
-    text = _join(head, kept, texts)
+    if choice.any and not kept and shown:  # what was asked for shows, if only its first rows
+        kept, budget = _first_rows(shown[0], fmt, width, budget, texts), 0
+        left = shown[1:]
+    text = _join(head, kept, fmt, width, texts)
     if left:
         text += "\n" + "\n".join(wrap(_left_out(left), width, indent="")) + "\n"
     return text
 
 
-def _join(head: list[str], tables: list[Table], texts: dict[int, str]) -> str:
+MIN_TABLE_LINES = 2  # a table's height beyond its rows in any format: at least a title and a header
+
+
+def _first_rows(table: Table, fmt: str, width: int, budget: int, texts: dict[int, str]) -> list[Table]:
+    """The table's fitted parts cut to the rows that fit `budget` lines (at least one), the cut said in
+    the caption."""
+    parts = fit_table(table, width)
+    overhead = (
+        sum(_lines(p, fmt, width, texts) + 1 - len(p.frame) for p in parts) + 1
+    )  # +1: the caption's line
+    rows = max(1, (budget - overhead) // len(parts))
+    if rows >= len(table.frame):
+        return parts
+    said = f"the first {rows} of {len(table.frame)} rows (`--full`: every row)"
+    return [
+        Table(
+            p.title,
+            p.frame.head(rows),
+            [],
+            p.keys,
+            p.bench,
+            caption="; ".join(filter(None, [p.caption, said])),
+        )
+        for p in parts
+    ]
+
+
+def _join(head: list[str], tables: list[Table], fmt: str, width: int, texts: dict[int, str]) -> str:
     """The summary and the tables as render(tables) prints them, from each table's own rendering."""
     chunks = ["\n".join(head) + "\n"] if head else []
     if tables:
-        chunks.append("\n\n".join(texts[id(t)][:-1] for t in tables) + "\n")  # each ends in one "\n"
+        parts = [_text(t, fmt, width, texts)[:-1] for t in tables]  # each ends in one "\n"
+        chunks.append("\n\n".join(parts) + "\n")
     return "\n".join(chunks)
+
+
+def _text(table: Table, fmt: str, width: int, texts: dict[int, str]) -> str:
+    if id(table) not in texts:
+        texts[id(table)] = render([table], fmt, width)
+    return texts[id(table)]
+
+
+def _lines(table: Table, fmt: str, width: int, texts: dict[int, str]) -> int:
+    return _text(table, fmt, width, texts).count("\n")
 
 
 def _left_out(tables: list[Table]) -> str:

@@ -104,13 +104,14 @@ def _cell(blocks, block: str, metric: str) -> float:
     return float(blocks.at[block, metric]) if block in blocks.index else math.nan
 
 
-def tradeoff_table(frame: pd.DataFrame) -> Table | None:
-    """The display view of tradeoff_records: loss ± CI half-width, status counts, times in µs."""
+def tradeoff_table(frame: pd.DataFrame, records: pd.DataFrame | None = None) -> Table | None:
+    """The display view of tradeoff_records (`records`, when the caller has them already): loss ± CI
+    half-width, status counts, times in µs."""
     import pandas as pd
 
     from normbench.core.tables import Table
 
-    rec = tradeoff_records(frame)
+    rec = tradeoff_records(frame) if records is None else records
     if rec.empty:
         return None
     keys = [c for c in rec.columns if c in ("norm", *stability_param_names())]

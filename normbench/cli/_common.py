@@ -10,8 +10,11 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError, SuiteError, debug_enabled, printable
 from normbench.core.settings import env_setting
+from normbench.norms import all_norms
+from normbench.results.naming import run_manifests
 from normbench.results.paths import results_default
 from normbench.suite.catalog import packaged_suites
 
@@ -103,14 +106,44 @@ def terminal_width() -> int:
     return max(MIN_WIDTH, int(columns)) if columns is not None and columns.isdigit() else 120
 
 
-def complete_runs(incomplete: str) -> list[str]:
-    """Shell completion of run ids: 'latest', 'latest:SUITE' and the runs under the results directory."""
+def complete_runs(ctx, incomplete: str) -> list[str]:
+    """Shell completion of run ids: 'latest', 'latest:SUITE' for each suite with a run, and the runs under
+    the results folder (the command's --results when given, else NORMBENCH_RESULTS, else ./results),
+    newest first. After a comma (compare's lists of shards) the last id is completed."""
+    done, _, word = incomplete.rpartition(",")
+    head = f"{done}," if done else ""
     root = results_default()
+    if ctx is not None and ctx.params.get("results") is not None:
+        source = ctx.get_parameter_source("results")
+        if source is not None and source.name != "DEFAULT":  # --results on the command line, or its envvar
+            root = Path(ctx.params["results"])
     try:
-        runs = sorted((p.name for p in root.iterdir() if (p / "manifest.json").is_file()), reverse=True)
-    except OSError:
-        runs = []
-    return [r for r in ["latest", *runs] if r.startswith(incomplete)]
+        found = run_manifests(root)
+    except (OSError, NormbenchError):
+        found = []
+    suites = sorted({str(m["suite"]) for _, m in found if m.get("suite")})
+    names = ["latest", *(f"latest:{s}" for s in suites), *(r for r, _ in reversed(found))]
+    return [head + n for n in names if n.startswith(word)]
+
+
+def complete_norms(incomplete: str) -> list[str]:
+    """Shell completion of norms and norm:impl (`run --norms`, comma-separated; `report --baseline`)."""
+    done, _, word = incomplete.rpartition(",")
+    head = f"{done}," if done else ""
+    names = [
+        n for name, norm in sorted(all_norms().items()) for n in (name, *(f"{name}:{i}" for i in norm.impls))
+    ]
+    return [head + n for n in names if n.startswith(word)]
+
+
+def choices(*values: str):
+    """Shell completion of an option with fixed values (--executor local|ray)."""
+    return lambda incomplete: [v for v in values if v.startswith(incomplete)]
+
+
+def complete_benches(incomplete: str) -> list[str]:
+    """Shell completion of bench kinds (`run --bench`): the registered ones, plugins included."""
+    return [k for k in sorted(all_benches()) if k.startswith(incomplete)]
 
 
 def complete_suites(incomplete: str) -> list[str]:

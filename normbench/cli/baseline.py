@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, emit, err, out, results_option
+from normbench.cli._common import RESULTS_DIR, cli_errors, complete_runs, emit, err, out, results_option
 from normbench.core.errors import NormbenchError
 from normbench.core.jsondata import json_text
 from normbench.results import baselines as saved
@@ -23,11 +23,21 @@ PANEL = "Results"
 ACTIONS = ("save", "list", "show")
 
 
+def _actions(incomplete: str) -> list[str]:
+    return [a for a in ACTIONS if a.startswith(incomplete)]
+
+
 @cli_errors
 def command(
-    action: Annotated[str, typer.Argument(help="save RUN | list | show [RUN]", show_default=False)],
+    action: Annotated[
+        str,
+        typer.Argument(help="save RUN | list | show [RUN]", show_default=False, autocompletion=_actions),
+    ],
     run: Annotated[
-        str | None, typer.Argument(help="Run id (or 'latest') for save and show.", show_default=False)
+        str | None,
+        typer.Argument(
+            help="Run id (or 'latest') for save and show.", show_default=False, autocompletion=complete_runs
+        ),
     ] = None,
     baselines: Annotated[
         Path | None,

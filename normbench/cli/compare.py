@@ -15,7 +15,15 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, emit, err, results_option
+from normbench.cli._common import (
+    RESULTS_DIR,
+    CompareFormat,
+    cli_errors,
+    complete_runs,
+    emit,
+    err,
+    results_option,
+)
 from normbench.core.errors import NormbenchError
 from normbench.results import baselines as saved
 from normbench.results.store import RunStore
@@ -31,11 +39,16 @@ def command(
         typer.Argument(
             help="Base run id, or several joined by commas (with --baseline: the new run).",
             show_default=False,
+            autocompletion=complete_runs,
         ),
     ] = None,
     new: Annotated[
         str | None,
-        typer.Argument(help="New run id (or 'latest'), or several joined by commas.", show_default=False),
+        typer.Argument(
+            help="New run id (or 'latest'), or several joined by commas.",
+            show_default=False,
+            autocompletion=complete_runs,
+        ),
     ] = None,
     baseline: Annotated[
         bool,

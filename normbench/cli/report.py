@@ -15,6 +15,8 @@ from normbench.cli._common import (
     RESULTS_DIR,
     ReportFormat,
     cli_errors,
+    complete_benches,
+    complete_norms,
     complete_runs,
     emit,
     err,
@@ -22,8 +24,10 @@ from normbench.cli._common import (
     results_option,
     terminal_width,
 )
+from normbench.core.errors import NormbenchError
 from normbench.results.env import machines_of
 from normbench.results.outputs import output_file, write_output_text
+from normbench.results.paths import check_output_dir
 from normbench.results.store import read_runs
 
 NAME = "report"
@@ -46,7 +50,11 @@ def command(
     ] = False,
     bench: Annotated[
         list[str] | None,
-        typer.Option("--bench", help="Only this bench kind's summary and tables; repeatable."),
+        typer.Option(
+            "--bench",
+            help="Only this bench kind's summary and tables; repeatable.",
+            autocompletion=complete_benches,
+        ),
     ] = None,
     table: Annotated[
         list[str] | None,
@@ -59,47 +67,66 @@ def command(
         ),
     ] = None,
     baseline: Annotated[
-        str | None, typer.Option(help="norm:impl for the speedup column (default: each bench's).")
+        str | None,
+        typer.Option(
+            help="norm:impl for the speedup column (default: each bench's).", autocompletion=complete_norms
+        ),
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
     ] = None,
+    plots: Annotated[
+        Path | None,
+        typer.Option(
+            "--plots",
+            help="With --format md: draw the figures into this folder and link them (default: plots/ "
+            "beside -o FILE; none when the report goes to stdout).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    from normbench.analysis.report import build_tables, check_baseline
-    from normbench.analysis.summary import build_summary
+    from normbench.analysis.report import build_tables, check_baseline, report_options
+    from normbench.analysis.summary import build_summary, summary_text
     from normbench.analysis.terminal import Selection
     from normbench.core.tables import MACHINE_FORMATS, render
 
     fmt = str(fmt)
     target = output_file(output, "--output") if output else None  # before any work
+    to_file = target is not None and target.path is not None  # not `-o -` (stdout)
+    if plots is not None and fmt != "md":
+        raise NormbenchError("--plots: figures are linked only from a Markdown report (--format md)")
+    beside = to_file and target.how != "in_place" and fmt == "md"  # a file, not a device or pipe
+    plot_dir = plots or (output.parent / "plots" if beside else None)
+    if plot_dir is not None:
+        check_output_dir(plot_dir, "--plots")
     frame, manifests = read_runs(results, runs or ["latest"])
     check_baseline(frame, baseline)
-    summary = build_summary(frame, manifests, baseline=baseline)
+    opts = report_options(manifests, baseline)  # one per report: the summary and the tables share it
+    summary = build_summary(frame, manifests, baseline=baseline, opts=opts)
     if bench:
         summary = [s for s in summary if s.section in (*bench, "run", "warning", "not ok")]
     choice = Selection(bench or [], table or [], [c for c in (columns or "").split(",") if c])
+    width = terminal_width()
     if fmt in MACHINE_FORMATS:
-        text = _records(frame, manifests, fmt, baseline, summary)
+        text = _records(frame, manifests, fmt, baseline, summary, opts)
     elif fmt in ("github", "plain") and not full:
-        from normbench.analysis.summary import summary_text
         from normbench.analysis.terminal import terminal_report
 
-        width = terminal_width()
-        tables = build_tables(frame, manifests, baseline=baseline, warnings=False)
+        tables = build_tables(frame, manifests, baseline=baseline, warnings=False, opts=opts)
         text = terminal_report(tables, summary_text(summary, width), fmt, width, choice)
     else:
         from normbench.analysis.terminal import choose_tables
 
-        tables = build_tables(frame, manifests, baseline=baseline)
-        text = render(
-            choose_tables(tables, choice) if choice.any else tables, fmt
-        )  # --full keeps every column
+        tables = build_tables(frame, manifests, baseline=baseline, opts=opts)
+        chosen = choose_tables(tables, choice) if choice.any else tables
+        text = render(chosen, fmt, width)  # --full keeps every column; the notes wrap at the width
         if fmt != "latex" and not choice.tables:  # --table: the tables asked for, nothing else
-            text = _summary_block(summary, fmt) + text
+            text = _summary_block(summary_text(summary, width, whole=True), fmt) + text
     if fmt == "md":
-        text = _markdown(text, frame, manifests, output, results)
-    if target is not None and target.path is not None:
+        text = _markdown(text, frame, manifests, output if to_file else None, plot_dir, width)
+    text = without_local_paths(text)
+    if to_file:
         write_output_text(target, text)
         out.print(f"wrote {output}", markup=False)
     elif target is not None:
@@ -108,33 +135,31 @@ def command(
         emit(text)
 
 
-def _summary_block(summary, fmt: str) -> str:
-    """The summary above the full tables: a list in md/github, plain lines otherwise."""
-    from normbench.analysis.summary import summary_text
-
-    if fmt in ("md", "github"):
-        return "## Summary\n\n" + "".join(f"- **{s.section}**: {s.text}\n" for s in summary) + "\n"
-    return "Summary\n" + "\n".join(summary_text(summary, 10**6)) + "\n\n"
+def _summary_block(lines: list[str], fmt: str) -> str:
+    """The summary above the full tables, as the terminal shows it (md: in a text block, aligned)."""
+    if fmt == "md":
+        return "## Summary\n\n```text\n" + "\n".join(lines) + "\n```\n\n"
+    return "Summary\n" + "\n".join(lines) + "\n\n"
 
 
-def _records(frame, manifests, fmt: str, baseline: str | None, summary) -> str:
+def _records(frame, manifests, fmt: str, baseline: str | None, summary, opts) -> str:
     """csv/json: one numeric record per case (analysis/records.py); warnings on stderr (csv) or beside
-    the records (json), claims verdicts and the summary lines too (json)."""
+    the records (json), claims verdicts and the summary lines too (json); what the summary derived
+    already (opts) is not derived again."""
     from normbench.analysis.records import case_records
-    from normbench.analysis.report import check_baseline, claims_table, one_copy_per_case, report_warnings
+    from normbench.analysis.report import claims_table, one_copy_per_case, report_warnings
     from normbench.analysis.summary import summary_records
     from normbench.core.tables import plain_records, write_records
 
-    check_baseline(frame, baseline)
-    warnings = report_warnings(frame, manifests)
-    frame = one_copy_per_case(frame)
+    warnings = opts.once("warnings", lambda: report_warnings(frame, manifests))
+    frame = opts.once("one copy per case", lambda: one_copy_per_case(frame))
 
     records = with_derived(case_records(frame, baseline), frame)
     if fmt == "csv":
         for w in warnings:
             err.print(f"warning: {w}", markup=False)
         return write_records(records, fmt)
-    claims = claims_table(frame, manifests)
+    claims = opts.once("claims", lambda: claims_table(frame, manifests))
     return write_records(
         records,
         fmt,
@@ -145,16 +170,37 @@ def _records(frame, manifests, fmt: str, baseline: str | None, summary) -> str:
     )
 
 
-def _markdown(tables_text: str, frame, manifests, output: Path | None, results: Path) -> str:
-    """One Markdown file for a paper appendix or a pull request: header, tables, claims, figures."""
+def _markdown(
+    tables_text: str, frame, manifests, output: Path | None, plot_dir: Path | None, width: int
+) -> str:
+    """One Markdown file for a paper appendix or a pull request: header, tables, claims, and the figures
+    when there is a folder for them (--plots, or plots/ beside -o FILE), linked relative to the file."""
     import os
+    import textwrap
 
     from normbench.analysis.report import markdown_header
 
-    to_file = output is not None and str(output) != "-"
-    plot_dir = (output.parent if to_file else results / manifests[-1]["run_id"]) / "plots"
-    machine = machines_of(manifests)
-    paths = plot_run(frame, plot_dir, machine=machine)
-    base = output.parent if to_file else Path.cwd()
-    figures = "".join(f"![{p.stem}]({os.path.relpath(p, base)})\n\n" for p in paths)
-    return markdown_header(manifests) + tables_text + ("\n## Figures\n\n" + figures if figures else "")
+    figures = ""
+    if plot_dir is not None:
+        paths = plot_run(frame, plot_dir, machine=machines_of(manifests))
+        base = output.parent if output else Path.cwd()
+        figures = "".join(f"![{p.stem}]({Path(os.path.relpath(p, base)).as_posix()})\n\n" for p in paths)
+    header = "\n".join(
+        "\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False)) or line
+        for line in markdown_header(manifests).split("\n")
+    )
+    return header + tables_text + ("\n## Figures\n\n" + figures if figures else "")
+
+
+def without_local_paths(text: str) -> str:
+    """The report as it may be shared: this machine's working folder and home folder left out of every
+    path in it (a case's reason can quote a file)."""
+    import os
+
+    here = str(Path.cwd())
+    home = os.path.expanduser("~")
+    if len(here) > 1:
+        text = text.replace(here + os.sep, "")
+    if len(home) > 1:
+        text = text.replace(home + os.sep, "~" + os.sep)
+    return text

@@ -12,7 +12,11 @@ import typer
 from normbench.cli._bench_flags import META_KEY, BenchFlagsCommand
 from normbench.cli._common import (
     RESULTS_DIR,
+    choices,
     cli_errors,
+    complete_benches,
+    complete_norms,
+    complete_runs,
     complete_suites,
     err,
     out,
@@ -25,6 +29,7 @@ from normbench.core.errors import NormbenchError, printable
 from normbench.core.settings import env_setting
 from normbench.executors.ray_cluster import Interrupted
 from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
+from normbench.results.history import case_history
 from normbench.results.naming import check_new_run_name
 from normbench.runner import SignalsBetweenGuards
 from normbench.suite.adhoc import adhoc_run_suite
@@ -51,19 +56,27 @@ def command(
         str | None,
         typer.Option(
             help="Run without a suite file: this bench kind, with its parameters as flags, e.g. --bench latency "
-            "--norms layernorm,rmsnorm:composite --tokens 4096 --hidden 1024 --dtype bf16 (a,b = a sweep; "
+            "--norms layernorm,rmsnorm:composite --tokens 4096 --d 1024 --dtype bf16 (a,b = a sweep; "
             "`normbench list benches` names them).",
             show_default=False,
+            autocompletion=complete_benches,
         ),
     ] = None,
     norms: Annotated[
         str | None,
-        typer.Option(help="With --bench: norms or norm:impl, comma-separated.", show_default=False),
+        typer.Option(
+            help="With --bench: norms or norm:impl, comma-separated.",
+            show_default=False,
+            autocompletion=complete_norms,
+        ),
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
     resume: Annotated[
         str | None,
-        typer.Option(help="Finish RUN_ID (or 'latest'): run only its cases without a stored result."),
+        typer.Option(
+            help="Finish RUN_ID (or 'latest'): run only its cases without a stored result.",
+            autocompletion=complete_runs,
+        ),
     ] = None,
     run_id: Annotated[
         str | None,
@@ -92,7 +105,10 @@ def command(
     ] = None,
     executor: Annotated[
         str,
-        typer.Option(help="local: one case after another here; ray: cases spread over a Ray cluster."),
+        typer.Option(
+            help="local: one case after another here; ray: cases spread over a Ray cluster.",
+            autocompletion=choices("local", "ray"),
+        ),
     ] = "local",
     address: Annotated[
         str | None,
@@ -111,6 +127,7 @@ def command(
             help="CPU page state of the timing process: huge (2 MiB transparent huge pages, the default where "
             "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the suite's `pages`.",
             show_default=False,
+            autocompletion=choices("huge", "base"),
         ),
     ] = None,
     allow_override: Annotated[
@@ -142,7 +159,12 @@ def command(
                 results,
                 threads=threads,
                 executor=runner,
-                progress=lambda n: RunProgress(n, quiet=quiet),
+                progress=lambda todo, finished: RunProgress(
+                    todo,
+                    quiet=quiet,
+                    finished=finished,
+                    history=case_history(results, skip=plan.resumed.run_id if plan.resumed else None),
+                ),
                 quiet=quiet,
                 say=_say,
                 run_id=run_id,
@@ -177,7 +199,8 @@ def _say(text: str) -> None:
 
 def _finish(store, outcome, remaining: int, results: Path) -> None:
     counts = ", ".join(f"{n} {s}" for s, n in sorted(outcome.statuses.items()))
-    _say(f"run {store.run_id}: {counts or 'nothing run'}; stored in {store.path}")
+    ran = f"{counts} in this session" if counts else "nothing run in this session"
+    _say(f"run {store.run_id}: {ran}; stored in {store.path}")
     for label, reason in outcome.failures:
         _say(f"  failed: {label}: {reason}")
     resume = f"`normbench run --resume {store.run_id}" + (

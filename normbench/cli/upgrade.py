@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, err, out, results_option
+from normbench.cli._common import RESULTS_DIR, cli_errors, complete_runs, err, out, results_option
 from normbench.core.errors import NormbenchError
 from normbench.results.lookup import open_run
 from normbench.results.upgrade import upgrade_run
@@ -25,7 +25,9 @@ def command(
     runs: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Run ids, 'latest', 'latest:SUITE' or run folders (default: latest).", show_default=False
+            help="Run ids, 'latest', 'latest:SUITE' or run folders (default: latest).",
+            show_default=False,
+            autocompletion=complete_runs,
         ),
     ] = None,
     baselines: Annotated[

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import cli_errors, out
+from normbench.cli._common import cli_errors, complete_suites, out
 from normbench.core.errors import SuiteError, printable
 from normbench.suite.catalog import resolve
 from normbench.suite.expand import expand
@@ -20,7 +20,12 @@ PANEL = "Suites"
 @cli_errors
 def command(
     suites: Annotated[
-        list[str], typer.Argument(help="Suite TOML files, or names of shipped suites.", show_default=False)
+        list[str],
+        typer.Argument(
+            help="Suite TOML files, or names of shipped suites.",
+            show_default=False,
+            autocompletion=complete_suites,
+        ),
     ],
 ) -> None:
     errors: list[SuiteError] = []

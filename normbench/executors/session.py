@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -139,7 +140,7 @@ def execute_plan(
     *,
     threads: int | None,
     executor: Executor,
-    progress: Callable[[int], object],
+    progress: Callable[[list, int], object],
     quiet: bool,
     say: Say,
     run_id: str | None = None,
@@ -197,16 +198,34 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
     )
     write_manifest(store, sessions=sessions, status="running")
     try:
-        with progress(len(todo)) as shown:
+        with progress(todo, len(cases) - len(todo)) as shown:  # the cases to run, and those done before
             outcome = executor.run(store, todo, ctx, session=session, progress=shown, say=say)
     except KeyboardInterrupt as exc:  # a second Ctrl-C: the case in flight is lost, every finished one kept
         outcome = RunOutcome(interrupted=True, signal=getattr(exc, "signal", signal.SIGINT))
+        outcome.statuses.update(stored_statuses(store, done))  # what this session ran, from its parts
     except BaseException:  # anything else (a SystemExit from library code): never leave `running` behind
         close_session(store, cases, sessions)
         raise
     remaining, write_error = close_session(store, cases, sessions)
     outcome.write_error = outcome.write_error or write_error
     return outcome, remaining
+
+
+def stored_statuses(store: RunStore, before: set[str]) -> Counter:
+    """The statuses of the cases stored since `before` (the parts of this session), read from their parts:
+    what the closing line counts when the session was stopped without its outcome."""
+    import pyarrow.parquet as pq
+
+    counts: Counter = Counter()
+    for part in sorted(store.parts.glob("*.parquet")):
+        if part.stem in before:
+            continue
+        try:
+            status = pq.read_table(part, columns=["status"]).column("status")[0].as_py()
+        except Exception:  # a part the next --resume moves aside: not counted
+            continue
+        counts[status] += 1
+    return counts
 
 
 def close_session(store, cases, sessions) -> tuple[int, OSError | None]:

@@ -18,6 +18,7 @@ from normbench.results.files import atomic_write, atomic_write_text
 from normbench.results.manifest import read_manifest
 from normbench.results.naming import list_run_ids, resolve_run_ref
 from normbench.results.paths import check_run_id, slug
+from normbench.results.scan import scan_parts
 from normbench.results.schema import (
     SCHEMA_VERSION,
     arrow_schema,
@@ -167,16 +168,19 @@ class RunStore:
     def read_table(self):
         """All rows of this run as one Arrow table with the run's columns (parts read from disk). A part
         that is unreadable, foreign (not a planned case, or rows of another run or case) is refused by name
-        with the command that moves it aside and reruns it."""
+        with the command that moves it aside and reruns it. A healthy run is read in one dataset scan
+        (results/scan.py); the parts one by one only when the scan finds something to name."""
         import pyarrow as pa
 
         columns = self.columns
         tables = []
         planned = self.planned_case_ids()
+        parts = sorted(self.parts.glob("*.parquet"))
+        if (scanned := scan_parts(parts, self.run_id, columns, planned)) is not None:
+            return scanned
         resume = (
             f"`normbench run --resume {self.run_id} --results {self.path.parent}` moves it aside, reruns it"
         )
-        parts = sorted(self.parts.glob("*.parquet"))
         for part, table in zip(parts, _read_parts(parts, resume), strict=True):
             if (reason := rows_problem(table, part, self.run_id, planned)) is not None:
                 raise NormbenchError(printable(f"{part}: {reason}; {resume}"))

@@ -49,7 +49,11 @@ def table_version(table) -> int:
 def metadata_problem(table, run_id: str) -> str | None:
     """The schema metadata every part carries: a result schema version this normbench reads, and (from
     version 2 on) the run it was written for."""
-    meta = table.schema.metadata or {}
+    return schema_metadata_problem(table.schema.metadata or {}, run_id)
+
+
+def schema_metadata_problem(meta: dict, run_id: str) -> str | None:
+    """metadata_problem for a part's key-value metadata alone (its footer, read without its rows)."""
     version = meta.get(b"normbench_schema_version", b"")
     if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
         shown = version.decode(errors="replace")[:20] or "none"

@@ -1,5 +1,5 @@
 """A suite from command-line flags: `normbench run --bench latency --norms layernorm,rmsnorm:composite
---tokens 4096 --hidden 1024 --dtype bf16 --mode fwd`. The flags are the bench kind's own parameter names
+--tokens 4096 --d 1024 --dtype bf16 --mode fwd`. The flags are the bench kind's own parameter names
 (its Param specs, so a new bench kind gets flags for free); a comma-separated value is a sweep, a single
 value a parameter. The flags become a TOML suite text that goes through the same parser and validator as
 a suite file (the same checks and messages, with the flag named instead of the key path) and is stored in

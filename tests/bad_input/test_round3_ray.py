@@ -46,7 +46,14 @@ def test_an_exception_out_of_the_executor_leaves_the_run_interrupted(tmp_path, e
     case = types.SimpleNamespace(case_id="abc")
     with pytest.raises(type(exc)):
         run_session(
-            store, [case], set(), "now", _Failing(exc), lambda n: contextlib.nullcontext(), True, print
+            store,
+            [case],
+            set(),
+            "now",
+            _Failing(exc),
+            lambda todo, finished: contextlib.nullcontext(),
+            True,
+            print,
         )
     manifest = RunStore.open(tmp_path, "RUN").manifest
     assert manifest["status"] == "interrupted" and "finished" in manifest["sessions"][-1]
@@ -61,7 +68,7 @@ def test_a_second_sigterm_exits_143_and_leaves_the_run_interrupted(tmp_path):
     case = types.SimpleNamespace(case_id="abc")
     failing = _Failing(StopNow(signal.SIGTERM))
     outcome, remaining = run_session(
-        store, [case], set(), "now", failing, lambda n: contextlib.nullcontext(), True, print
+        store, [case], set(), "now", failing, lambda todo, finished: contextlib.nullcontext(), True, print
     )
     assert outcome.exit_code == 143 and remaining == 1
     assert RunStore.open(tmp_path, "RUN").manifest["status"] == "interrupted"

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 import math
 
 from normbench.analysis.runs import config_keys, stability_runs
+from normbench.core.student_t import t_quantile
 
 NOT_CONVERGED_GAP = (
     0.3  # nats behind the reference at the same seed and depth (docs/claims.md: `not_converged`)
@@ -22,13 +23,12 @@ def mean_ci(values, tests: int = 1) -> tuple[float, float, float]:
     """(mean, low, high): the 95% Student-t interval of the mean (low = high = mean for one value); with
     tests = k, Bonferroni's simultaneous version (each at 1 − 0.05/k), for k intervals read together."""
     import numpy as np
-    from scipy.stats import t
 
     v = np.asarray(list(values), dtype=float)
     m = float(v.mean()) if len(v) else math.nan
     if len(v) < 2:
         return m, m, m
-    half = float(t.ppf(1 - 0.025 / tests, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    half = float(t_quantile(1 - 0.025 / tests, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
     return m, m - half, m + half
 
 

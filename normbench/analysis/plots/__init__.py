@@ -46,15 +46,29 @@ def plot_run(frame, out_dir: Path, *, machine: str, fmt: str = "png") -> list[Pa
     return paths
 
 
+LEGEND_PT = 8  # the smallest text a figure prints (legends, annotations, tick labels of words)
+
+
 def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
-    """Write one figure by the output rule (results/outputs.py): a link or device planted under the
-    figure's name is never written through or renamed over blindly."""
+    """Write the figure by the output rule (results/outputs.py: a link or device planted under the figure's
+    name is never written through or renamed over blindly) and close it. A figure made with
+    layout="constrained" is laid out already; any other gets tight_layout, with room for a figure legend."""
     path = out_dir / f"{name}.{fmt}"
     target = output_file(path, "--output")
-    fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))  # room on the right for a figure legend
+    fig.set_label(path.name)  # the figure knows its file (savefig is handed an open file, not the name)
+    if fig.get_layout_engine() is None:
+        fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))
     # bbox_inches="tight": never clip a long suptitle or the legend
     write_output(target, lambda f: fig.savefig(f, format=fmt, dpi=120, bbox_inches="tight"))
     import matplotlib.pyplot as plt
 
     plt.close(fig)
     return path
+
+
+def suptitle(fig, text: str, fontsize: float = 10) -> None:
+    """The figure's title, wrapped to the figure's width (a machine's name makes it long)."""
+    import textwrap
+
+    chars = int(fig.get_figwidth() * 72 / (0.55 * fontsize))  # an average character is ~0.55 em wide
+    fig.suptitle("\n".join(textwrap.wrap(text, max(20, chars))), fontsize=fontsize)

@@ -4,7 +4,7 @@ norm with batch statistics (BatchNorm, PowerNorm), one panel per distance, one c
 
 from __future__ import annotations
 
-from normbench.analysis.plots import register_plot, save
+from normbench.analysis.plots import LEGEND_PT, register_plot, save, suptitle
 
 PANELS = {
     "bn_mean_rel_dist": "‖μ_B − μ‖/‖μ‖ (dashed: i.i.d. floor)",
@@ -48,8 +48,6 @@ def batch_statistics_fluctuation(frame, out_dir, *, machine, fmt):
             ax.set_xlabel("step")
             ax.grid(True, which="both", alpha=0.3)
     if axes[0][0].get_legend_handles_labels()[0]:
-        fig.legend(fontsize=7, loc="center right")
-    fig.suptitle(
-        f"Batch statistics vs running statistics during training (median over seeds) — {machine}", fontsize=10
-    )
+        fig.legend(fontsize=LEGEND_PT, loc="center right")
+    suptitle(fig, f"Batch statistics vs running statistics during training (median over seeds) — {machine}")
     return [save(fig, out_dir, "stability_batch_statistics", fmt)]

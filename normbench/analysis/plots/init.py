@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from normbench.analysis.plots import register_plot, save
+from normbench.analysis.plots import LEGEND_PT, register_plot, save, suptitle
 
 
 @register_plot("init")
@@ -47,7 +47,7 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
     ax1.set_ylabel("‖x_l‖² / d of the residual stream")
     ax1.set_title("Residual stream growth at init (Xiong Lemma 2)", fontsize=10)
     ax1.grid(True, alpha=0.3)
-    ax1.legend(fontsize=6, ncol=2)
+    ax1.legend(fontsize=LEGEND_PT, ncol=2)
     for (config, depth), g in grads.assign(config=grads.apply(label, axis=1)).groupby(["config", "depth"]):
         g = g.groupby("layer")["value"].mean()
         ax2.plot(
@@ -64,6 +64,6 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
     ax2.set_ylabel("‖mean over batches of ∂L/∂W²_l‖_F")
     ax2.set_title("FFN output-weight gradient per layer at init (Xiong Thm 1)", fontsize=10)
     ax2.grid(True, which="both", alpha=0.3)
-    ax2.legend(fontsize=6, ncol=2)
-    fig.suptitle(f"At initialization — {machine}", fontsize=10)
+    ax2.legend(fontsize=LEGEND_PT, ncol=2)
+    suptitle(fig, f"At initialization — {machine}")
     return [save(fig, out_dir, "init_stream_and_gradients", fmt)]

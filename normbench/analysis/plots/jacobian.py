@@ -4,7 +4,7 @@ points above the line are inputs where the bound failed. Each panel carries its 
 
 from __future__ import annotations
 
-from normbench.analysis.plots import register_plot, save
+from normbench.analysis.plots import LEGEND_PT, register_plot, save, suptitle
 
 MARKERS = {"layernorm": "o", "rmsnorm": "s", "batchnorm": "^", "dyt": "D"}
 
@@ -45,7 +45,7 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
                     f"{dropped} constant-row inputs omitted (bound = ∞)",
                     transform=ax.transAxes,
                     va="top",
-                    fontsize=7,
+                    fontsize=LEGEND_PT,
                 )
         for (group, norm), pts in data.groupby(["group", "norm"]):
             ax.scatter(
@@ -66,9 +66,9 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
         ax.set_ylabel("measured σ_max(J) (dimensionless)")
         ax.set_title(f"measured vs {title}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6, loc="lower right", framealpha=0.8)  # inside the axes, beside the points
-    fig.suptitle(
+        ax.legend(fontsize=LEGEND_PT, loc="best", framealpha=0.8)  # inside the axes, where the points are not
+    suptitle(
+        fig,
         f"Jacobian spectral norm vs bound, one point per input (above the line = bound fails) — {machine}",
-        fontsize=10,
     )
     return [save(fig, out_dir, "jacobian_sigma_vs_bound", fmt)]

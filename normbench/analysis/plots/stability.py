@@ -4,7 +4,7 @@ loss (a model that learned nothing) as a dashed line."""
 
 from __future__ import annotations
 
-from normbench.analysis.plots import register_plot, save
+from normbench.analysis.plots import LEGEND_PT, register_plot, save, suptitle
 
 
 def config_label(row) -> str:
@@ -60,11 +60,11 @@ def loss_and_update_curves(frame, out_dir, *, machine, fmt):
             ax.set_xlabel("step")
             ax.set_ylabel(ylabel if j == 0 else "")
             ax.grid(True, which="both", alpha=0.3)
-    axes[0][-1].legend(fontsize=7)
-    fig.suptitle(
+    axes[0][-1].legend(fontsize=LEGEND_PT)
+    suptitle(
+        fig,
         f"Training stability: loss and model update per placement and depth (seeds as separate lines) — "
         f"{machine}",
-        fontsize=10,
     )
     return [save(fig, out_dir, "stability_loss_and_update", fmt)]
 

@@ -4,7 +4,7 @@ its cost over the Linear alone; then the folded-BatchNorm check and every block'
 from __future__ import annotations
 
 from normbench.benches._block.names import FOLDED, block_names
-from normbench.core.tables import Table, format_seconds
+from normbench.core.tables import Table, column_unit, in_unit
 
 KEYS = ["device", "dtype", "cache", "stat", "tokens", "d"]
 
@@ -24,13 +24,15 @@ def block_tables(frame, opts) -> list[Table]:
     known = [b for b in block_names() if b in stored]
     blocks = known + sorted(stored - set(known))  # registry order; blocks of norms not installed now last
     time_rows, acc_rows = [], []
+    times: dict[str, list] = {b: [] for b in blocks}  # per block column: (seconds, "(+x%)") per row
     for key, group in wide.groupby(keys, sort=True):
         cells = group.set_index("block")
         row = dict(zip(keys, key, strict=True))
         acc = dict(row)
         for b in blocks:
             if b not in cells.index:
-                row[b] = acc[b] = "—"
+                times[b].append((None, ""))
+                acc[b] = "—"
                 continue
             t = cells.loc[b, f"time_{key[keys.index('stat')]}" if "stat" in keys else "time_median"]
             extra = (
@@ -38,7 +40,7 @@ def block_tables(frame, opts) -> list[Table]:
                 if b != "linear" and "over_linear" in cells.columns
                 else ""
             )
-            row[b] = format_seconds(t) + extra
+            times[b].append((t, extra))
             err = cells.loc[b, "err_abs"] if "err_abs" in cells.columns else float("nan")
             acc[b] = f"{err:.2e}" if err == err else "no reference"
         for b in [b for b in blocks if b.endswith(FOLDED) and b in cells.index]:
@@ -47,6 +49,10 @@ def block_tables(frame, opts) -> list[Table]:
                 acc[f"{b} vs unfolded"] = f"{r['fold_max_diff']:.2e} ≤ {r['fold_tolerance']:.2e}"
         time_rows.append(row)
         acc_rows.append(acc)
+    for b, column in times.items():  # one unit per column, from its median
+        unit, scale = column_unit([t for t, _ in column])
+        for row, (t, extra) in zip(time_rows, column, strict=True):
+            row[f"{b} ({unit})"] = in_unit(t, scale) + extra
     notes = [
         f"Time = the statistic (stat) of raw samples under torch.inference_mode; (+x%) = the block's time over the Linear alone, "
         f"timed in the same case, in alternation with the block. Machine: {opts.machine}."

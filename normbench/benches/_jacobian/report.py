@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from normbench.benches._jacobian.inputs import DISTS
-from normbench.core.tables import ReportOptions, Table, format_seconds
+from normbench.core.tables import ReportOptions, Table, column_unit, in_unit
 
 # Parameters that can distinguish rows of one norm's table, in display order (d last: "dist × d").
 KEYS = ["dist", "mean", "scale", "df", "outlier", "gain", "eps", "dtype", "batch", "method", "d"]
@@ -88,8 +88,11 @@ def norm_table(name: str, data: pd.DataFrame) -> Table:
             row["iters max"] = (
                 f"{int(g['iterations'].max())}" if (g["method"] == "matrix_free").any() else "—"
             )
-        row["time/input"] = format_seconds(g["time"].median())
+        row["time/input"] = g["time"].median()  # formatted below, in one unit for the column
         out.append(row)
+    unit, scale = column_unit([r["time/input"] for r in out])
+    for r in out:
+        r[f"time/input ({unit})"] = in_unit(r.pop("time/input"), scale)
     notes = [
         "Ratios are measured σ_max / bound over the case's inputs (converged ones only when some did not "
         "converge); a ratio above 1 means the bound failed for that input. Bounds are scaled by max|γ|."

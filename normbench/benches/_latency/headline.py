@@ -1,119 +1,119 @@
 """The latency bench's lines in the report summary (Latency.headline): per shape the fastest implementation,
-how much faster or slower than the baseline (the run's reference; the paired ratio with its interval) and
-its fraction of the copy probe, or one line per norm when there are many shapes; then what to distrust. The numbers are the tables' (benches/_latency/report.py builds both)."""
+its time, its GB/s as a share of the copy probe's and how much faster or slower than the baseline it is
+(the run's reference; the paired ratio with its 95% interval), grouped by dtype and mode; with more than
+MAX_SHAPE_LINES shapes, one line per group instead. Then what to distrust. The numbers are the tables'
+(cases.py builds both)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
-from normbench.benches import get_bench
+from normbench.benches._latency.cases import latency_cases, row_order, shape_words
 from normbench.benches._latency.notes import SLOWDOWN_FLAG
 from normbench.core.tables import ReportOptions, format_seconds, versus_words
 
-BARE = ("device", "dtype", "mode")  # values that name themselves
-MAX_SHAPE_LINES = 6  # more shapes than this: one line per norm instead of one per shape
-
-
-def case_table(rows: pd.DataFrame, baseline: str | None) -> tuple[pd.DataFrame, list[str]]:
-    """One row per ok case (the report's case frame: keys, norm, impl, metrics, `time` = its statistic)
-    with `label` (norm:impl), `time_s`, `high_spread`, `baseline`, `vs_ratio` / `vs_lo` / `vs_hi` /
-    `vs_paired` (this case's time over the baseline's at the same keys, paired where the run allows:
-    _latency/versus.py) and `speedup_vs_baseline` (1 / vs_ratio); and the keys that tell the shapes apart."""
-    from normbench.benches._latency.report import _case_frame, _varying_keys
-    from normbench.benches._latency.versus import COLUMNS, default_baseline, versus
-    from normbench.core.stats import HIGH_SPREAD, high_spread
-
-    ok = rows[rows["status"] == "ok"]
-    if ok.empty or "time_median" not in set(ok["metric"]):
-        return pd.DataFrame(), []
-    keys, _ = _varying_keys(ok)
-    keys = [k for k in keys if k != "samples"]
-    cases = _case_frame(ok, keys).rename(columns={"column": "label"})
-    cases = cases[cases["time"].notna()].assign(time_s=lambda c: c["time"])
-    iqr = cases["time_iqr"] if "time_iqr" in cases else pd.Series(0.0, index=cases.index)
-    cases["high_spread"] = [
-        bool(high_spread(m, q)) for m, q in zip(cases["time_median"], iqr.fillna(0.0), strict=True)
-    ]
-    # A case timed in paired rounds is judged by its ratio, not its seconds (which carry the machine's
-    # phases): the 95% interval of its ratio to the copy probe (or to the reference) wider than 10%
-    for metric in ("time_vs_ref", "time_vs_copy"):
-        if f"{metric}_lo" in cases:
-            width = (cases[f"{metric}_hi"] - cases[f"{metric}_lo"]) / cases[f"{metric}_median"]
-            paired = width.notna()
-            cases.loc[paired, "high_spread"] = width[paired] > HIGH_SPREAD
-    base = baseline or default_baseline(ok, set(cases["label"]))
-    cases["baseline"] = base
-    if base is None:
-        cases[COLUMNS] = float("nan")
-        cases["speedup_vs_baseline"] = float("nan")
-        return cases, keys
-    cases[COLUMNS] = versus(ok, cases, base, keys)
-    cases["speedup_vs_baseline"] = 1 / cases["vs_ratio"]
-    return cases, keys
+MAX_SHAPE_LINES = 12  # more shapes than this: one line per dtype and mode instead
+GROUP_KEYS = ("device", "dtype", "mode")  # the per-shape lines are grouped by these
 
 
 def latency_headline(rows: pd.DataFrame, opts: ReportOptions) -> list[str]:
-    """Per shape: the fastest implementation, its speedup over the baseline and its fraction of the copy
-    probe; one line per norm instead when there are many shapes. Then what to distrust."""
-    rec, keys = case_table(rows, opts.baseline)
-    if rec.empty:
+    """The per-shape answer (or the groups' medians), then what to distrust."""
+    found = latency_cases(rows, opts)
+    if found is None:
         return []
-    params = get_bench("latency").params
-    contenders = rec[rec["norm"] != "identity"]
+    cases, keys, baseline = found.cases, found.keys, found.baseline
+    contenders = cases[cases["norm"] != "identity"]
     if contenders.empty:
         return []
-    baseline = rec["baseline"].dropna().iloc[0] if rec["baseline"].notna().any() else None
-    groups = list(contenders.groupby(keys, sort=True, dropna=False))
-    if len(groups) <= MAX_SHAPE_LINES:
-        lines = [_shape_line(dict(zip(keys, k, strict=True)), g, baseline, params) for k, g in groups]
+    group_keys = [k for k in GROUP_KEYS if k in keys]
+    shapes = contenders.groupby(keys, sort=True, dropna=False)
+    if shapes.ngroups <= MAX_SHAPE_LINES:
+        lines = _shape_lines(contenders, keys, group_keys, baseline)
     else:
-        lines = _norm_lines(contenders, keys, baseline)
-    return [*lines, *_latency_distrust(rec)]
+        lines = _group_lines(contenders, keys, group_keys, baseline)
+    return [*lines, *_latency_distrust(cases)]
 
 
-def _shape_name(key: dict, params) -> str:
-    words = [str(key[k]) for k in BARE if k in key]
-    if "tokens" in key and "d" in key:
-        words.append(f"{key['tokens']}×{key['d']}")
-    for k, v in key.items():
-        if k not in (*BARE, "tokens", "d") and (k not in params or v != params[k].default):
-            words.append(f"{k}={v}")
-    return " ".join(words)
+def _shape_lines(contenders: pd.DataFrame, keys: list[str], group_keys: list[str], baseline) -> list[str]:
+    """One line per shape, in aligned columns: group (once), shape, fastest, time, copy share, vs."""
+    cells = []
+    order = row_order(keys)
+    for key, group in contenders.groupby(order, sort=True, dropna=False):
+        named = dict(zip(order, key, strict=True))
+        best = group.loc[group["time"].idxmin()]
+        copy = best.get("copy_fraction")
+        cells.append(
+            [
+                " ".join(str(named[k]) for k in group_keys),
+                shape_words(named, skip=tuple(group_keys)),
+                best["label"],
+                format_seconds(best["time"]),
+                f"{copy:.0%}" + (" ⚠" if copy > 1 else "") if pd.notna(copy) else "",
+                _versus_cell(best, group, baseline),
+            ]
+        )
+    widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]) - 1)]
+    lines, previous = [], None
+    for c in cells:
+        shown = [c[0] if c[0] != previous else "", *c[1:-1]]
+        previous = c[0]
+        aligned = "  ".join(f"{v:<{w}}" for v, w in zip(shown, widths, strict=True) if w)
+        vs = c[-1] if len(aligned) + 2 + len(c[-1]) <= LINE_WIDTH else _BRACKETS.sub("", c[-1])
+        lines.append(f"{aligned}  {vs}".rstrip())
+    others = contenders[contenders["label"] != baseline]
+    paired = " (paired, 95% interval)" if others["vs_paired"].fillna(False).astype(bool).any() else ""
+    than = f", vs {baseline}{paired}" if baseline else ""
+    return [f"per shape: fastest, its time, GB/s as % of the copy probe's{than}", *lines]
 
 
-def _shape_line(key: dict, group: pd.DataFrame, baseline: str | None, params) -> str:
-    best = group.loc[group["time_s"].idxmin()]
-    text = f"{_shape_name(key, params)}: fastest {best['label']} {format_seconds(best['time_s'])}"
-    if baseline and baseline != best["label"] and pd.notna(best.get("vs_ratio")):
-        text += ", " + versus_words(best["vs_ratio"], best["vs_lo"], best["vs_hi"], baseline)
-    if pd.notna(best.get("copy_fraction")):
-        text += f", {best['copy_fraction']:.0%} of copy"
-    return text
+LINE_WIDTH = 109  # a headline line beside the summary's section column, in 120 characters
+_BRACKETS = re.compile(r" [\[(][^\])]*[\])]")  # an interval, "[1.1, 1.4]" or "(time ratio 0.9–1.2)"
 
 
-def _norm_lines(contenders: pd.DataFrame, keys: list[str], baseline: str | None) -> list[str]:
-    """Per norm, over the shapes where it ran: which implementation is fastest how often, the speedup of
-    its fastest over the baseline (median and range), its median fraction of the copy probe. First, which
-    norm is fastest in how many shapes."""
-    best_per_shape = contenders.loc[contenders.groupby(keys, dropna=False)["time_s"].idxmin()]
-    wins = best_per_shape["label"].value_counts()
-    lines = [
-        f"fastest per shape ({len(best_per_shape)} shapes): "
-        + ", ".join(f"{label} {n}" for label, n in wins.items())
-    ]
-    for norm, g in contenders.groupby("norm", sort=True):
-        per_shape = g.loc[g.groupby(keys, dropna=False)["time_s"].idxmin()]
-        impls = per_shape["impl"].value_counts()
-        text = f"{norm}, {len(per_shape)} shapes: fastest " + ", ".join(f"{i} {n}" for i, n in impls.items())
-        ratio = per_shape["vs_ratio"].dropna() if "vs_ratio" in per_shape else []
+def _versus_cell(best: pd.Series, group: pd.DataFrame, baseline: str | None) -> str:
+    """How the fastest compares with the baseline; when it is the baseline, how the next one does (its
+    interval is the part left out when the line would be too long)."""
+    if baseline is None:
+        return ""
+    if best["label"] == baseline:
+        others = group[group["label"] != baseline]
+        if others.empty:
+            return "the reference, alone"
+        runner = others.loc[others["time"].idxmin()]
+        return f"ref; next {runner['label']} " + _words(runner)
+    return _words(best)
+
+
+def _words(case: pd.Series) -> str:
+    if pd.isna(case.get("vs_ratio")):
+        return ""
+    words = versus_words(case["vs_ratio"], case["vs_lo"], case["vs_hi"])
+    return words if case["vs_paired"] else f"{words} (unpaired)"
+
+
+def _group_lines(contenders: pd.DataFrame, keys: list[str], group_keys: list[str], baseline) -> list[str]:
+    """Per dtype and mode: which implementation is fastest in how many shapes, the median over shapes
+    of the fastest's ratio to the baseline (with the range) and of its copy share; then where every
+    shape's answer is."""
+    best = contenders.loc[contenders.groupby(keys, dropna=False)["time"].idxmin()]
+    groups = best.groupby(group_keys, sort=True, dropna=False) if group_keys else [((), best)]
+    lines = []
+    for key, g in groups:
+        name = " ".join(map(str, key if isinstance(key, tuple) else (key,))) or "all"
+        wins = ", ".join(f"{label} {n}" for label, n in g["label"].value_counts().items())
+        text = f"{name} ({len(g)} shapes): fastest {wins}"
+        ratio = g["vs_ratio"].dropna()
         if baseline and len(ratio):
             text += f"; median {versus_words(ratio.median(), ref=baseline)}"
             if len(ratio) > 1:
                 text += f" (time ratio {ratio.min():.2g}–{ratio.max():.3g})"
-        copy = per_shape["copy_fraction"].dropna() if "copy_fraction" in per_shape else []
+        copy = g["copy_fraction"].dropna() if "copy_fraction" in g else []
         if len(copy):
             text += f"; copy {copy.median():.0%}"
         lines.append(text)
+    lines.append(f"each of the {len(best)} shapes: `normbench report --table latency`")
     return lines
 
 

@@ -38,7 +38,7 @@ def process_notes(ok, cases) -> list[str]:
         modes = [mode_of.get(c, "") for c in hit["case_id"]]
         labels = ", ".join(
             f"{c} {m} {t}x{h}".replace("  ", " ")
-            for c, m, t, h in zip(hit["column"], modes, hit["tokens"], hit["d"], strict=True)
+            for c, m, t, h in zip(hit["label"], modes, hit["tokens"], hit["d"], strict=True)
         )
         notes.append(
             "⚠ Page faults in a quarter or more of the timed samples (memory mapped afresh while timing; "
@@ -47,7 +47,7 @@ def process_notes(ok, cases) -> list[str]:
     if "huge_pages_low" in cases.columns and (cases["huge_pages_low"] == 1).any():
         hit = cases[cases["huge_pages_low"] == 1]
         labels = ", ".join(
-            f"{c} {t}x{h}" for c, t, h in zip(hit["column"], hit["tokens"], hit["d"], strict=True)
+            f"{c} {t}x{h}" for c, t, h in zip(hit["label"], hit["tokens"], hit["d"], strict=True)
         )
         notes.append(
             "⚠ Huge pages asked for and under half of the case's tensor bytes got them (`huge_page_share`; "
@@ -68,7 +68,7 @@ def _slowed_machine_note(cases) -> str:
         return ""
     named = [
         f"{c} {t}x{h} {f:.2f}×"
-        for c, t, h, f in zip(hit["column"], hit["tokens"], hit["d"], hit["machine_slowdown"], strict=True)
+        for c, t, h, f in zip(hit["label"], hit["tokens"], hit["d"], hit["machine_slowdown"], strict=True)
     ]
     labels = ", ".join(named[:SLOWDOWN_NAMED]) + (", …" if len(named) > SLOWDOWN_NAMED else "")
     measured = int(cases["machine_slowdown"].notna().sum())

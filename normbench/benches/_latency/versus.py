@@ -12,7 +12,6 @@ import pandas as pd
 from normbench.timing.paired import median_interval
 
 COLUMNS = ["vs_ratio", "vs_lo", "vs_hi", "vs_paired"]
-BASELINES = ("layernorm:module", "rmsnorm:module")  # what a run without paired ratios is read against
 
 
 def versus(ok: pd.DataFrame, cases: pd.DataFrame, other: str, keys: list[str]) -> pd.DataFrame:
@@ -47,16 +46,6 @@ def _one(c, b, other: str, refs: dict, sets: dict, samples: dict) -> tuple:
         mid, lo, hi = median_interval([x / y for x, y in zip(mine, theirs, strict=True) if y > 0])
         return mid, lo, hi, True
     return c["time"] / b["time"] if b["time"] else nan, nan, nan, False
-
-
-def default_baseline(ok: pd.DataFrame, present: set[str]) -> str | None:
-    """What the run's ratios are taken against when the reader names nothing: the reference its cases
-    were timed against (the suite's `reference`), else the first of BASELINES the run holds."""
-    if "reference" in ok.columns:
-        refs = ok.loc[ok["metric"] == "time_vs_ref_median", "reference"].dropna()
-        if len(refs):
-            return str(refs.mode().iloc[0])
-    return next((b for b in BASELINES if b in present), None)
 
 
 def _labels(ok: pd.DataFrame, metric: str | None, column: str) -> dict:
