@@ -40,6 +40,16 @@ class Case:
         return " ".join(filter(None, [self.kind, f"{self.norm}:{self.impl}" if self.norm else None]))
 
 
+def id_params(params: dict[str, Any], specs: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a case id hashes: all of them, except a parameter declared `added` (Param.added)
+    while it holds its default, so adding a parameter to a bench does not change any existing case's id."""
+    return {
+        k: v
+        for k, v in params.items()
+        if not (k in specs and getattr(specs[k], "added", False) and v == specs[k].default)
+    }
+
+
 def case_id(
     kind: str, norm: str | None, impl: str | None, params: dict[str, Any], identity: dict | None = None
 ) -> str:

@@ -20,6 +20,8 @@ class Param:
     """One parameter a bench accepts, in `sweep` (as a list) or in `params` (as a scalar).
 
     check: extra rule, returns a message when the value is wrong (e.g. 'must be > 0').
+    added: the parameter came after case ids were first minted; at its default it is left out of the id
+    (core/case.py `id_params`), so every case that does not set it keeps the id it had.
     """
 
     type: type
@@ -29,6 +31,7 @@ class Param:
     exclusive_minimum: float | None = None
     check: Callable[[Any], str | None] | None = None
     help: str = ""
+    added: bool = False
 
     @property
     def required(self) -> bool:

@@ -30,7 +30,9 @@ Where the official code (github.com/sIncerass/powernorm, fairseq/modules/norms/m
     cumulatively there; Algorithm 1 has no warm-up;
   * its backward divides by the batch's √(ψ_B² + ε) instead of ψ_{t−1}, subtracts (1−α)ν x̂ instead of
     ν x̂, and adds Λ to ν without the (1−α) factor; this file uses Algorithm 1's equations as written;
-  * it drops padded tokens from the statistics (our batches have no padding).
+  * it drops padded tokens from the statistics (MaskPowerNorm's pad_mask); with padded batches the model's
+    NormLayer gives every implementation here the real tokens only (models/norm.py), so ψ_B², Γ_t and Λ_t
+    average over them.
 
 The module keeps ψ² in the buffer `running_phi` (shape (d,), the contract with the model's fluctuation
 rows) and ν in `running_nu`. Its class is made on first use so that importing this file (which `list` and

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 
 import torch
 
+from normbench.benches._lm.batches import Batch, batch_loss, batches, pool, sample_tokens
 from normbench.benches._lm.fluctuation import FluctuationRecorder
-from normbench.data import objective_batch, unigram_loss
+from normbench.data import unigram_loss
+from normbench.data.histogram import HistogramVariation, pool_distribution
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class TrainSpec:
     optimizer: str = "adam"  # or "sgd"
     momentum: float = 0.0  # sgd only
     train: str = "all"  # which parameters train (see `trainable`)
+    batching: str = "windows"  # or "padded" / "bucketed": whole units, padded (_lm/batches.py)
+    segment: str = "sentence"  # the units of padded batching: "sentence" or "line" (data/segments.py)
 
 
 @dataclass
@@ -102,15 +106,16 @@ def grad_norm_rows(groups, step: int) -> list[dict]:
 
 
 @torch.no_grad()
-def probe(model, x):
-    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs; batch statistics
-    from the probe batch, running statistics restored (a probe must not train the model)."""
+def probe(model, x, pad=None):
+    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs (its real tokens,
+    with padding); batch statistics from the probe batch, running statistics restored (a probe must not
+    train the model). F is returned at the real tokens only when the batch is padded."""
     norms = model.norms()
     for m in norms:
         m.kept = []
     buffers = [(b, b.clone()) for b in model.buffers()]
     try:
-        h = model.hidden(x)
+        h = model.hidden(x) if pad is None else model.hidden(x, key_padding_mask=pad)[~pad]
         inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
     finally:
         for b, saved in buffers:
@@ -120,8 +125,8 @@ def probe(model, x):
     return h, inputs
 
 
-def probe_rows(model, x, h0, step: int) -> list[dict]:
-    h, inputs = probe(model, x)
+def probe_rows(model, x, h0, step: int, pad=None) -> list[dict]:
+    h, inputs = probe(model, x, pad)
     n = len(model.blocks)
     rows = [
         {
@@ -143,27 +148,13 @@ def probe_rows(model, x, h0, step: int) -> list[dict]:
     return rows
 
 
-def batches(rows, data, spec: TrainSpec, windows_seed: int, masks_seed: int):
-    """An endless stream of (inputs, targets, mask) for the spec's objective, from two seeded generators."""
-    windows, masks = torch.Generator().manual_seed(windows_seed), torch.Generator().manual_seed(masks_seed)
-    while True:
-        yield objective_batch(
-            rows, spec.batch, spec.seq, spec.objective, data.vocab, spec.mask_prob, windows, masks
-        )
-
-
-def batch_loss(model, batch, device):
-    x, y, mask = batch
-    return model(x.to(device), y.to(device), mask=None if mask is None else mask.to(device))
-
-
 @torch.no_grad()
 def held_out_loss(model, data, spec: TrainSpec, device) -> tuple[float, float]:
     """(model loss, unigram loss) on eval_batches fixed held-out windows (the same for every case), in eval
     mode. The unigram model's loss on the very same targets (the masked positions for the masked objective)
     is the "learned nothing" baseline a stuck run sits at. Masked: each batch weighted by its masked count,
     so the result is the mean over all masked positions."""
-    stream = batches(data.held_out, data, spec, spec.data_seed + 2, spec.data_seed + 5)
+    stream = batches(data, spec, 1, spec.data_seed + 2, spec.data_seed + 5, model.pad_id)
     model_total = unigram_total = weight = 0.0
     was_training = model.training
     model.eval()
@@ -225,6 +216,35 @@ def trainable(model, group: str) -> list:
     return chosen
 
 
+class BatchesDrawn:
+    """What the training batches were: their token histograms against the i.i.d. floor
+    (data/histogram.py) and, padded, the share of padded positions and the real tokens per batch."""
+
+    def __init__(self, data, spec: TrainSpec):
+        self.objective = spec.objective
+        self.hist = HistogramVariation(pool_distribution(pool(data, spec, 0), data.vocab))
+        self.padded = self.positions = self.real = 0
+
+    def add(self, batch: Batch) -> None:
+        self.hist.add(sample_tokens(batch, self.objective))
+        self.positions += batch.inputs.numel()
+        self.padded += 0 if batch.pad is None else int(batch.pad.sum())
+
+    def rows(self) -> list[dict]:
+        h, n = self.hist.result(), max(self.hist.batches, 1)
+        return [
+            {"metric": "token_hist_dist", "unit": "L2", "value": h["dist"]},
+            {"metric": "token_hist_dist_iid", "unit": "L2", "value": h["iid"]},
+            {"metric": "token_hist_over_iid", "unit": "ratio", "value": h["ratio"]},
+            {"metric": "pad_fraction", "unit": "ratio", "value": self.padded / max(self.positions, 1)},
+            {
+                "metric": "real_tokens_per_batch",
+                "unit": "tokens",
+                "value": (self.positions - self.padded) / n,
+            },
+        ]
+
+
 def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     groups = layer_groups(model)
     opt = make_optimizer(trainable(model, spec.train), spec)
@@ -232,11 +252,14 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
         if hasattr(norm.inner, "follow_lr_warmup"):
             norm.inner.follow_lr_warmup(spec.warmup)
     model.train()
-    train_batches = batches(data.train, data, spec, spec.data_seed, spec.data_seed + 3)
-    probe_x = next(batches(data.held_out, data, spec, spec.data_seed + 1, spec.data_seed + 4))[0].to(device)
+    train_batches = batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, model.pad_id)
+    probe_batch = next(batches(data, spec, 1, spec.data_seed + 1, spec.data_seed + 4, model.pad_id))
+    probe_x = probe_batch.inputs.to(device)
+    probe_pad = None if probe_batch.pad is None else probe_batch.pad.to(device)
     fluctuation = FluctuationRecorder(model)
-    h0, _ = probe(model, probe_x)
-    rows = probe_rows(model, probe_x, h0, 0)
+    drawn = BatchesDrawn(data, spec)
+    h0, _ = probe(model, probe_x, probe_pad)
+    rows = probe_rows(model, probe_x, h0, 0, probe_pad)
     losses = torch.full((spec.steps,), math.nan, device=device)
     result = TrainResult()
     checked = 0  # losses[:checked] are known finite
@@ -248,7 +271,9 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
         diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
         if diagnose:
             fluctuation.arm(step)
-        loss = batch_loss(model, next(train_batches), device)
+        batch = next(train_batches)
+        drawn.add(batch)
+        loss = batch_loss(model, batch, device)
         fluctuation.disarm()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -263,11 +288,11 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
                 result.diverged_at = checked + int(bad.nonzero()[0]) + 1
                 break
             checked = step
-            rows += probe_rows(model, probe_x, h0, step)
+            rows += probe_rows(model, probe_x, h0, step, probe_pad)
     result.wall_s = time.perf_counter() - start
     ran = result.diverged_at or spec.steps
     result.losses = losses[:ran].tolist()
-    rows += fluctuation.rows
+    rows += fluctuation.rows + drawn.rows()
     rows += [
         {"metric": "loss", "unit": "nats", "value": v, "step": i}
         for i, v in enumerate(result.losses, start=1)
