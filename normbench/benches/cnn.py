@@ -14,6 +14,8 @@ from normbench.benches._tensors import check_device
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.core.params import Param
 from normbench.core.tolerance import training_tolerance
+from normbench.data.images import shapes_data
+from normbench.norms import get_norm
 
 
 @register_bench
@@ -49,8 +51,6 @@ class CNN(Bench):
     }
 
     def check_case(self, params, norm, impl):
-        from normbench.norms import get_norm
-
         if norm is None:
             return [("norms", "the cnn bench trains a norm: name one (identity = no norm)")]
         registered = get_norm(norm)
@@ -65,8 +65,6 @@ class CNN(Bench):
         check_device(p["device"])
         key = ("images", p["data_seed"], p["train_images"], p["held_out_images"])
         if key not in ctx.memo:
-            from normbench.data.images import shapes_data
-
             ctx.memo[key] = shapes_data(p["data_seed"], p["train_images"], p["held_out_images"])
         result = train_cnn(case.norm, case.impl, ctx.memo[key], p)
         return CaseResult(result.rows, result.status, result.reason)
