@@ -144,6 +144,7 @@ BEFORE = {
     ("batchnorm", "masked", "pre"): ("cb3b9cef6585", 3.996268317812965),
     ("powernorm", "masked", "pre"): ("d7efd9c2718f", 3.875077031907581),
     ("powernorm:official", "masked", "post"): ("1c4691a5a57e", 3.79910371417091),
+    ("powernorm:official", "masked", "pre"): ("fd03ee01ead9", 3.876878272919428),
     ("layernorm", "causal", "pre"): ("6dcf5076477e", 3.7704802751541138),
 }
 

@@ -2,9 +2,11 @@
 by heads, batch statistics while t ≤ warm-up then the running ψ², the cumulative-then-EMA ψ² update, and
 their backward (batch √(ψ_B²+ε), ν with (1−α) in front) — checked against a float64 re-implementation over
 steps that cross the warm-up; a model ties it to its heads and the training loop to its lr warm-up, except
-the encoder's final norm, which keeps NormSelect's 1000-call warm-up as in the authors' model."""
+in official_final1000 the encoder's final norm, which keeps NormSelect's 1000-call warm-up as their model does."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import torch
 
@@ -98,30 +100,38 @@ def test_a_model_ties_groups_to_heads_and_training_to_the_lr_warmup():
         lr=1e-3, warmup=5, steps=3, every=1, batch=4, seq=8, data_seed=1, eval_batches=1, objective="masked"
     )
     train(model, data, spec)
-    blocks = [n.inner for n in model.norms() if n.site != "final"]
-    assert {m.warmup_iters for m in blocks} == {5} and {int(m.iters) for m in inner} >= {3}
-    # the encoder's final norm keeps NormSelect's default 1000-call warm-up, as the authors build it
-    assert model.final_norm.inner.warmup_iters == 1000
+    assert {m.warmup_iters for m in inner} == {5} and {int(m.iters) for m in inner} >= {3}
+    # official_final1000: the encoder's final norm keeps NormSelect's 1000 calls, as the authors build it
+    torch.manual_seed(0)
+    literal = DecoderLM(dataclasses.replace(cfg, impl="official_final1000"))
+    train(literal, data, spec)
+    assert {n.inner.warmup_iters for n in literal.norms() if n.site != "final"} == {5}
+    assert literal.final_norm.inner.warmup_iters == 1000
 
 
-def test_the_final_norm_uses_batch_statistics_past_the_lr_warmup():
-    """After the lr warm-up a block norm normalizes with its running ψ², the final one still with the
-    batch's own (NormSelect's 1000 calls): the output of the final norm is the batch-statistics one."""
+def test_the_literal_final_norm_uses_batch_statistics_past_the_lr_warmup():
+    """After the lr warm-up a block norm normalizes with its running ψ²; official_final1000's final norm
+    still with the batch's own (NormSelect's 1000 calls), official's final norm like the block norms."""
     from normbench.norms._powernorm_official import group_scaling
 
-    block, final = (
-        get_norm("powernorm").build("official", 8, eps=EPS, dtype=F64, device="cpu").module for _ in "ab"
-    )
-    block.tie_to_model(heads=1)
-    final.tie_to_model(heads=1, final=True)
-    for m in (block, final):
+    def module(impl, final):
+        m = get_norm("powernorm").build(impl, 8, eps=EPS, dtype=F64, device="cpu").module
+        m.tie_to_model(heads=1, final=final)
         m.follow_lr_warmup(2)
         m.running_phi.fill_(4.0)
         m.iters.fill_(5)  # past the lr warm-up
+        return m
+
     x = torch.randn(32, 8, dtype=F64, generator=torch.Generator().manual_seed(0))
     z = group_scaling(x, 1, EPS)
-    torch.testing.assert_close(block(x), z / torch.sqrt(torch.tensor(4.0 + EPS, dtype=F64)))
-    torch.testing.assert_close(final(x), z / torch.sqrt(z.square().mean(0) + EPS))
+    running, batch = (
+        z / torch.sqrt(torch.tensor(4.0 + EPS, dtype=F64)),
+        z / torch.sqrt(z.square().mean(0) + EPS),
+    )
+    torch.testing.assert_close(module("official", False)(x), running)
+    torch.testing.assert_close(module("official", True)(x), running)
+    torch.testing.assert_close(module("official_final1000", False)(x), running)
+    torch.testing.assert_close(module("official_final1000", True)(x), batch)
 
 
 def test_results_name_the_official_implementation_apart():

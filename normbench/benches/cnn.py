@@ -69,6 +69,11 @@ class CNN(Bench):
         result = train_cnn(case.norm, case.impl, ctx.memo[key], p)
         return CaseResult(result.rows, result.status, result.reason)
 
+    def headline(self, rows, opts):
+        from normbench.benches._cnn.report import cnn_headline
+
+        return cnn_headline(rows)
+
     def report(self, frame, opts):
         from normbench.benches._cnn.report import cnn_tables
 

@@ -105,3 +105,14 @@ def cnn_tables(frame) -> list[Table]:
             bench="cnn",
         )
     ]
+
+
+def cnn_headline(rows) -> list[str]:
+    """The report summary's line: held-out loss and accuracy per norm (seed means), best first."""
+    runs = cnn_runs(rows[rows["bench"] == "cnn"]) if len(rows) else pd.DataFrame()
+    runs = runs[runs["status"] == "ok"] if not runs.empty else runs
+    if runs.empty:
+        return []
+    means = runs.groupby("norm")[["final_loss", "accuracy"]].mean().sort_values("final_loss")
+    cells = [f"{norm} {r['final_loss']:.3f} nats, {r['accuracy']:.1%}" for norm, r in means.iterrows()]
+    return [f"held-out loss per norm ({len(runs)} runs, seed means): " + "; ".join(cells)]
