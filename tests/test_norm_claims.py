@@ -14,6 +14,9 @@ NORM_CLAIMS = [
     "bn_masked_lm_worse_than_ln",
     "bn_fluctuation_beyond_iid",
     "powernorm_narrows_bn_gap",
+    "bn_fluctuation_above_cnn",
+    "bn_cnn_beats_ln",
+    "ln_cnn_beats_no_norm",
     "dyt_preln_within_margin_of_ln",
     "rmsnorm_preln_matches_ln",
     "dyt_in_postln",
@@ -249,6 +252,14 @@ def test_the_norms_suite_validates_with_every_norm_seeds_and_known_claims():
         "powernorm:official",
     }
     assert all(len({s for m, s in masked if m == n}) >= 3 for n, _ in masked)
+    # the BatchNorm claims' setting: padded sentence batches (statistics over real tokens), varied text
+    assert {
+        (c.params["batching"], c.params["data"])
+        for c in cases
+        if c.kind == "stability" and c.params["objective"] == "masked"
+    } == {("bucketed", "stdlib")}
+    assert {c.norm for c in cases if c.kind == "cnn"} == {"batchnorm", "layernorm", "identity"}
+    assert len({c.params["seed"] for c in cases if c.kind == "cnn"}) >= 3
     blocks = {c.params["block"] for c in cases if c.kind == "block"}
     assert {"batchnorm_folded", "powernorm_folded", "dyt", "layernorm", "rmsnorm"} <= blocks
     assert {c.norm for c in cases if c.kind == "init"} == {
