@@ -11,6 +11,7 @@ from typing import NamedTuple
 import torch
 
 from normbench.data import objective_batch
+from normbench.data.histogram import HistogramVariation, pool_distribution
 from normbench.data.masking import padded_objective_batch
 from normbench.data.padded import unit_batches
 from normbench.data.segments import segment
@@ -76,3 +77,32 @@ def batch_loss(model, batch: Batch, device):
     if pad is None:  # the call the fixed-window batches have always made
         return model(x, y, mask=mask)
     return model(x, y, mask=mask, key_padding_mask=pad)
+
+
+class BatchesDrawn:
+    """What the training batches were: their token histograms against the i.i.d. floor
+    (data/histogram.py) and, padded, the share of padded positions and the real tokens per batch."""
+
+    def __init__(self, data, spec):
+        self.objective = spec.objective
+        self.hist = HistogramVariation(pool_distribution(pool(data, spec, 0), data.vocab))
+        self.padded = self.positions = 0
+
+    def add(self, batch: Batch) -> None:
+        self.hist.add(sample_tokens(batch, self.objective))
+        self.positions += batch.inputs.numel()
+        self.padded += 0 if batch.pad is None else int(batch.pad.sum())
+
+    def rows(self) -> list[dict]:
+        h, n = self.hist.result(), max(self.hist.batches, 1)
+        return [
+            {"metric": "token_hist_dist", "unit": "L2", "value": h["dist"]},
+            {"metric": "token_hist_dist_iid", "unit": "L2", "value": h["iid"]},
+            {"metric": "token_hist_over_iid", "unit": "ratio", "value": h["ratio"]},
+            {"metric": "pad_fraction", "unit": "ratio", "value": self.padded / max(self.positions, 1)},
+            {
+                "metric": "real_tokens_per_batch",
+                "unit": "tokens",
+                "value": (self.positions - self.padded) / n,
+            },
+        ]

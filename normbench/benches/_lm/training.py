@@ -14,7 +14,9 @@ running statistics (mean 0, var 1), and the "update" would mostly measure their 
 change (measured: 27.9 vs LayerNorm's 2.2 at step 1, d=64, 4 layers). Per-token norms are unaffected. With
 objective "masked" the batches are masked-token batches (data/masking.py, positions from generators seeded
 data_seed + 3 (training), + 4 (probe), + 5 (held out)) and every loss is over the masked positions.
-The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
+With batching "padded" or "bucketed" the batches are whole sentences or lines of the text, padded, and the
+key-padding mask goes to the model (_lm/batches.py); every batch's token histogram is measured against the
+i.i.d. floor (BatchesDrawn). The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
 
 Speed (d=64, 12 layers, 300 steps, 2-core Xeon): ~16 s with 2 threads on an idle machine, ~21-23 s with
 --threads 1; with 2 threads while another process holds a core, 118 s (every small op is an OpenMP
@@ -28,10 +30,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from normbench.benches._lm.batches import Batch, batch_loss, batches, pool, sample_tokens
+from normbench.benches._lm.batches import BatchesDrawn, batch_loss, batches
 from normbench.benches._lm.fluctuation import FluctuationRecorder
 from normbench.data import unigram_loss
-from normbench.data.histogram import HistogramVariation, pool_distribution
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def probe_rows(model, x, h0, step: int, pad=None) -> list[dict]:
 
 @torch.no_grad()
 def held_out_loss(model, data, spec: TrainSpec, device) -> tuple[float, float]:
-    """(model loss, unigram loss) on eval_batches fixed held-out windows (the same for every case), in eval
+    """(model loss, unigram loss) on eval_batches fixed held-out batches (the same for every case), in eval
     mode. The unigram model's loss on the very same targets (the masked positions for the masked objective)
     is the "learned nothing" baseline a stuck run sits at. Masked: each batch weighted by its masked count,
     so the result is the mean over all masked positions."""
@@ -214,35 +215,6 @@ def trainable(model, group: str) -> list:
     for p in model.parameters():
         p.requires_grad_(id(p) in keep)
     return chosen
-
-
-class BatchesDrawn:
-    """What the training batches were: their token histograms against the i.i.d. floor
-    (data/histogram.py) and, padded, the share of padded positions and the real tokens per batch."""
-
-    def __init__(self, data, spec: TrainSpec):
-        self.objective = spec.objective
-        self.hist = HistogramVariation(pool_distribution(pool(data, spec, 0), data.vocab))
-        self.padded = self.positions = self.real = 0
-
-    def add(self, batch: Batch) -> None:
-        self.hist.add(sample_tokens(batch, self.objective))
-        self.positions += batch.inputs.numel()
-        self.padded += 0 if batch.pad is None else int(batch.pad.sum())
-
-    def rows(self) -> list[dict]:
-        h, n = self.hist.result(), max(self.hist.batches, 1)
-        return [
-            {"metric": "token_hist_dist", "unit": "L2", "value": h["dist"]},
-            {"metric": "token_hist_dist_iid", "unit": "L2", "value": h["iid"]},
-            {"metric": "token_hist_over_iid", "unit": "ratio", "value": h["ratio"]},
-            {"metric": "pad_fraction", "unit": "ratio", "value": self.padded / max(self.positions, 1)},
-            {
-                "metric": "real_tokens_per_batch",
-                "unit": "tokens",
-                "value": (self.positions - self.padded) / n,
-            },
-        ]
 
 
 def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
