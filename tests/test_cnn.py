@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from normbench.analysis.claims import evaluate
-from normbench.benches import RunContext
+from normbench.benches import RunContext, get_bench
 from normbench.data.images import CLASSES, SIZE, draw, shape_masks, shapes_data
 from normbench.models.cnn import CNNConfig, SmallCNN
 from normbench.runner import run_one
@@ -65,6 +65,24 @@ def test_a_cnn_run_stores_loss_accuracy_and_batch_statistics():
         assert len([r for r in rows if r["metric"] == "loss"]) == 12
         stats = {r["site"] for r in rows if r["metric"] == "bn_mean_shift_sd"}
         assert stats == ({f"{i}.conv" for i in range(1, 7)} if norm == "batchnorm" else set())
+    frame = pd.concat(
+        [
+            pd.DataFrame(rows).assign(
+                bench="cnn",
+                norm=norm,
+                impl=None,
+                status=status,
+                case_id=norm,
+                params=json.dumps({"seed": 0}),
+                seed=0,
+            )
+            for norm, (rows, status, _) in results.items()
+        ],
+        ignore_index=True,
+    )
+    (table,) = get_bench("cnn").report(frame, None)
+    assert set(table.frame["norm"]) == {"batchnorm", "layernorm"} and "first BN |μ_B − μ|/σ" in table.frame
+    assert "batchnorm" in get_bench("cnn").headline(frame, None)[0]
     again = run_one(expand(parse_suite(cnn_suite(["batchnorm"])))[0], RunContext(threads=1))
     assert [r["value"] for r in again[0] if r["metric"] == "loss"] == [
         r["value"] for r in results["batchnorm"][0] if r["metric"] == "loss"

@@ -101,7 +101,9 @@ def test_the_mix_holds_out_every_tenth_part_of_each_source():
     apart (every 10th of its parts held out), hashed whole like any corpus."""
     train, held, blob, info = corpus.corpus_split("mix")
     sources, _ = corpus.mixed_sources()
-    assert [n for n, _ in sources] == ["text", "code", "prose"] and info["parts"]["code"] == len(sources[1][1])
+    assert [n for n, _ in sources] == ["text", "code", "prose"] and info["parts"]["code"] == len(
+        sources[1][1]
+    )
     held_set, train_set = set(held), set(train)
     for _, parts in sources:
         assert all(p in held_set for i, p in enumerate(parts) if i % 10 == 9)

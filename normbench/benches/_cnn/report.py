@@ -84,9 +84,9 @@ def cnn_tables(frame) -> list[Table]:
                 "status": ", ".join(f"{s} {n}" for s, n in counts.items()),
                 "held-out loss [95% CI]": _ci(g["final_loss"]),
                 "accuracy [95% CI]": _ci(g["accuracy"]),
-                "first BN ‖μ_B − μ‖/‖μ‖": "—"
-                if g["first_bn_rel_dist"].isna().all()
-                else f"{g['first_bn_rel_dist'].mean():.3g}",
+                "first BN |μ_B − μ|/σ": "—"
+                if g["first_bn_shift"].isna().all()
+                else f"{g['first_bn_shift'].mean():.3g}",
                 "s/run": f"{g['train_wall_s'].mean():.1f}",
             }
         )
