@@ -6,6 +6,7 @@ batch statistics fluctuate (PowerNorm, Shen et al. 2020, §3). The figures behin
 "Batch composition".
 
     python scripts/batch_variation.py [--batches 1000] [--batch 16] [--seq 64] [--data text,stdlib,mix]
+                                      [--corpus-dir DIR]   (your own text, as data = "text" with corpus_dir)
 
 Deterministic (seeded); it reads the corpora and trains nothing.
 """
@@ -25,11 +26,17 @@ def variation(data, spec: TrainSpec, n_batches: int) -> dict:
     pad_id = data.vocab + 1  # any id outside the vocabulary: the histogram reads real tokens only
     hist = HistogramVariation(pool_distribution(pool(data, spec, 0), data.vocab))
     padded = positions = 0
-    for batch in itertools.islice(batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, pad_id), n_batches):
+    for batch in itertools.islice(
+        batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, pad_id), n_batches
+    ):
         hist.add(sample_tokens(batch, spec.objective))
         positions += batch.inputs.numel()
         padded += 0 if batch.pad is None else int(batch.pad.sum())
-    return {**hist.result(), "pad_fraction": padded / positions, "real_per_batch": (positions - padded) / n_batches}
+    return {
+        **hist.result(),
+        "pad_fraction": padded / positions,
+        "real_per_batch": (positions - padded) / n_batches,
+    }
 
 
 def main() -> None:
@@ -40,11 +47,16 @@ def main() -> None:
     ap.add_argument("--data", default="text,stdlib,mix")
     ap.add_argument("--batching", default="windows,padded,bucketed")
     ap.add_argument("--segment", default="sentence")
+    ap.add_argument("--corpus-dir", default="", help="measure this folder's text (data = text, corpus_dir)")
     args = ap.parse_args()
-    print("| data | batching | r = hist / i.i.d. | ‖h_B − p‖ | i.i.d. floor | pad fraction | real tokens/batch |")
+    print(
+        "| data | batching | r = hist / i.i.d. | ‖h_B − p‖ | i.i.d. floor | pad fraction | real tokens/batch |"
+    )
     print("|---|---|---|---|---|---|---|")
-    for source in args.data.split(","):
-        data = load_data(source, seed=1234)
+    sources = [("text", args.corpus_dir)] if args.corpus_dir else [(s, "") for s in args.data.split(",")]
+    for source, folder in sources:
+        data = load_data(source, seed=1234, corpus_dir=folder)
+        source = folder or source
         for batching in args.batching.split(","):
             spec = TrainSpec(
                 lr=1e-3, warmup=0, steps=args.batches, every=10, batch=args.batch, seq=args.seq,
