@@ -38,9 +38,12 @@ def training_run(
     unigram=3.0,
     fluctuation=None,
     steps=300,
+    batching=None,
+    data=None,
 ):
     """The rows of one stability training run; `fluctuation`: {(layer, site): {metric: [value per step]}}
-    stored at steps 10, 20, ...; norm "name:impl" runs that implementation (powernorm:official)."""
+    stored at steps 10, 20, ...; norm "name:impl" runs that implementation (powernorm:official). Masked runs
+    are on padded batches of sentences (the BatchNorm claims' setting) unless `batching` says otherwise."""
     norm, _, impl = norm.partition(":")
     params = {
         "placement": placement,
@@ -53,7 +56,10 @@ def training_run(
         "d": 64,
         "steps": steps,
         "judge": True,
+        "batching": batching or ("padded" if objective == "masked" else "windows"),
     }
+    if data is not None:
+        params["data"] = data
     status = status or ("stuck" if loss >= unigram - 0.1 else "ok")
     base = _case("stability", norm, params, status, impl or "module")
     rows = [

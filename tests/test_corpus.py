@@ -94,3 +94,21 @@ def test_compare_refuses_a_data_mismatch(tmp_path):
     assert "data differs: sha256 aaaaaaaaaaaa -> bbbbbbbbbbbb" in other.output
     line = next(s for s in other.output.splitlines() if "final_loss" in s)
     assert line.lstrip().startswith("x")
+
+
+def test_the_mix_holds_out_every_tenth_part_of_each_source():
+    """data = "mix": the generated prose, every 4th stdlib file and the pydoc topics, each source split
+    apart (every 10th of its parts held out), hashed whole like any corpus."""
+    train, held, blob, info = corpus.corpus_split("mix")
+    sources, _ = corpus.mixed_sources()
+    assert [n for n, _ in sources] == ["text", "code", "prose"] and info["parts"]["code"] == len(
+        sources[1][1]
+    )
+    held_set, train_set = set(held), set(train)
+    for _, parts in sources:
+        assert all(p in held_set for i, p in enumerate(parts) if i % 10 == 9)
+        assert all(p in train_set for i, p in enumerate(parts) if i % 10 != 9)
+    assert len(train) + len(held) == sum(len(p) for _, p in sources)
+    assert data_identity("mix", seed=0) == hashlib.sha256(blob).hexdigest()
+    data = load_data("mix", seed=0)
+    assert data.info["source"] == "mix" and data.text[0].startswith(sources[0][1][0])

@@ -30,13 +30,15 @@ def test_batchnorm_rows_match_numpy():
         "bn_mean_dist_d": np.linalg.norm(mu_b - mu) / 6,
         "bn_var_dist_d": np.linalg.norm(var_b - var) / 6,
         "bn_mean_rel_dist_iid": np.sqrt(var_b.sum() / 40) / np.linalg.norm(mu),
+        "bn_mean_shift_sd": np.sqrt(np.mean((mu_b - mu) ** 2 / var)),
+        "bn_var_shift": np.sqrt(np.mean((var_b / var - 1) ** 2)),
     }
     assert got == pytest.approx(expected, rel=1e-12)
 
 
 def test_a_zero_running_mean_stores_no_relative_mean_distance():
     rows = {m for m, _, _ in fluctuation_rows(torch.randn(8, 4), torch.nn.BatchNorm1d(4))}
-    assert rows == {"bn_mean_dist_d", "bn_var_dist_d", "bn_var_rel_dist"}
+    assert rows == {"bn_mean_dist_d", "bn_var_dist_d", "bn_var_rel_dist", "bn_mean_shift_sd", "bn_var_shift"}
 
 
 class QuadraticMeanNorm(torch.nn.Module):
@@ -88,11 +90,11 @@ def test_recorder_measures_against_the_statistics_before_the_step_updates_them()
     expected = (x.mean(0) - before[0].double()).norm() / before[0].double().norm()
     assert float(rows["bn_mean_rel_dist"]["value"]) == pytest.approx(float(expected), rel=1e-9)
     assert rows["bn_mean_rel_dist"]["step"] == 7 and rows["bn_mean_rel_dist"]["layer"] == 2
-    assert len(recorder.rows) == 5 * len(model.norms())
+    assert len(recorder.rows) == 7 * len(model.norms())  # 7 metrics per BatchNorm
     model.eval()
     recorder.arm(8)
     model(torch.randint(9, (4, 6)))  # eval mode: running statistics used, nothing measured
-    assert len(recorder.rows) == 5 * len(model.norms())
+    assert len(recorder.rows) == 7 * len(model.norms())  # 7 metrics per BatchNorm
 
 
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm", "batchnorm"])

@@ -65,7 +65,19 @@ def test_the_mean_offset_prediction_includes_epsilon():
     # σ = 0.003: σ² = 9e-6 is comparable to ε = 1e-5, so measured/bound = √(1+μ²/σ²)·√(σ²/(σ²+ε)) ≈ 0.69·√10;
     # the prediction without ε (√10) would be off by 30% and FAIL a correct Jacobian
     small = case_frame("layernorm", "module", d=1024, mean=3.0, scale=0.003, method="matrix_free")
-    assert evaluate(["xiong_bound_fails_with_mean_offset"], small).iloc[0]["verdict"] == "PASS"
+    large = case_frame("layernorm", "module", d=1024, mean=3.0, method="matrix_free")
+    assert (
+        evaluate(["xiong_bound_fails_with_mean_offset"], pd.concat([small, large])).iloc[0]["verdict"]
+        == "PASS"
+    )
     wrong = small.copy()
     wrong.loc[wrong["metric"] == "ratio_xiong", "value"] *= 1.3  # a Jacobian 30% off the closed form
     assert evaluate(["xiong_bound_fails_with_mean_offset"], wrong).iloc[0]["verdict"] == "FAIL"
+
+
+def test_the_bound_exceeded_half_without_inputs_above_3_eps_is_no_data():
+    """Only σ² < 3ε inputs: 'exceeded on 0/0' proves nothing about the offset; the prediction alone held
+    (it used to read PASS), so the claim has no data for its other half."""
+    small = case_frame("layernorm", "module", d=1024, mean=3.0, scale=0.003, method="matrix_free")
+    v = evaluate(["xiong_bound_fails_with_mean_offset"], small).iloc[0]
+    assert v["verdict"] == "NO DATA" and "exceeded on 0/0" in v["numbers"]

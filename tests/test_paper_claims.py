@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from normbench.analysis.claims import evaluate
-from normbench.analysis.claims._stats import mean_ci, not_converged, paired, slope_with_ci
+from normbench.analysis.claims._stats import behind_reference, mean_ci, not_converged, paired, slope_with_ci
 from normbench.analysis.claims.xiong import ffn_band
 from normbench.analysis.runs import stability_runs
 
@@ -131,7 +131,7 @@ def test_not_converged_is_judged_against_the_reference_at_the_same_seed_and_dept
         )
     )
     group, ref = runs[runs["init"] == "xavier"], runs[runs["init"] == "depth_scaled"]
-    flags = not_converged(group, ref).set_axis(group["seed"]).to_dict()
+    flags = not_converged(group, ref, compared=("init",)).set_axis(group["seed"]).to_dict()
     assert flags[0] == True and flags[1] == False  # 0.35 and 0.25 nats behind  # noqa: E712
     assert math.isnan(flags[2])  # seed 2 has no reference run
 
@@ -179,6 +179,32 @@ def test_claims_pair_runs_on_every_swept_parameter():
     assert verdict["verdict"] == "PASS" and "over 5 pairs" in verdict["numbers"]
     pairs = paired(stability_runs(frame(runs)), {"warmup": 0}, {"warmup": 100})
     assert len(pairs) == 5 and set(pairs["d"]) == {64}
+
+
+def test_behind_reference_pairs_on_every_key_the_caller_does_not_name():
+    """Post-LN + warm-up at d = 128 against Post-LN-init + warm-up at d = 64 (and the warm-up-300 control
+    at 128 against 1/k_l at 64) are no pairs: both claims have no data, where the old rule (match only the
+    keys whose values the two groups share) paired them by seed and read PASS."""
+    very_deep = [("post", "xavier", 100, 18, s, 2.9, {"d": 128}) for s in SEEDS]
+    very_deep += [("post", "depth_scaled", 100, 18, s, 2.2, {"d": 64}) for s in SEEDS]
+    assert state("postln_warmup_not_converged_very_deep", frame(very_deep)) == "NO DATA"
+    at_12 = [("post", "xavier", 300, 12, s, 2.9, {"d": 128}) for s in SEEDS]
+    at_12 += [("post", "depth_scaled", 0, 12, s, 2.2, {"d": 64}) for s in SEEDS]
+    assert state("postln_init_trains_without_warmup_at_12", frame(at_12)) == "NO DATA"
+    # both widths in both groups: each run is judged against its own width's reference
+    mixed = [
+        ("post", "xavier", 100, 18, s, 2.9 if d == 64 else 2.3, {"d": d}) for s in SEEDS for d in (64, 128)
+    ]
+    mixed += [
+        ("post", "depth_scaled", 100, 18, s, 2.2 if d == 64 else 2.25, {"d": d})
+        for s in SEEDS
+        for d in (64, 128)
+    ]
+    runs = stability_runs(frame(mixed))
+    group, ref = runs[runs["init"] == "xavier"], runs[runs["init"] == "depth_scaled"]
+    gaps = behind_reference(group, ref, compared=("init",)).groupby(group["d"]).mean()
+    assert gaps.to_dict() == pytest.approx({64: 0.7, 128: 0.05})
+    assert state("postln_warmup_not_converged_very_deep", frame(mixed)) == "FAIL"  # d = 128 converged
 
 
 def test_warmup_helps_needs_the_paired_interval_above_zero():
@@ -249,6 +275,32 @@ def test_model_update_claims_in_their_settings():
     assert state("update_postln_grows_deepnorm_fifth", frame(updates(-0.3, 0.0))) == "FAIL"
 
 
+def with_width(rows, d):
+    return [(*r[:6], {**r[6], "d": d}) for r in rows]
+
+
+def test_update_claims_judge_each_width_and_learning_rate_apart():
+    """Runs at two widths (or two Adam learning rates) are two settings, each judged on its own; pooled,
+    the planted failure at one of them was averaged away and the claim read PASS."""
+    growing, shrinking = with_width(sgd_deepnorm(0.25), 64), with_width(sgd_deepnorm(-0.25), 128)
+    assert state("update_deepnorm_nearly_constant", frame(with_width(sgd_deepnorm(0.06), 64))) == "PASS"
+    v = evaluate(["update_deepnorm_nearly_constant"], frame(growing + shrinking)).iloc[0]
+    assert v["verdict"] == "FAIL" and "d=64" in v["numbers"] and "d=128" in v["numbers"]
+    # Adam at two lr: DeepNorm half of Post-LN at one (not 'much smaller'), a tenth at the other
+    close = updates(
+        0.5, 0.5, lrs=(1e-4,), placements=(("post", "xavier", 1.0, 0.5), ("deepnorm", "deepnorm", 0.5, 0.5))
+    )
+    far = updates(
+        0.5, 0.5, lrs=(1e-3,), placements=(("post", "xavier", 10.0, 0.5), ("deepnorm", "deepnorm", 0.05, 0.5))
+    )
+    assert state("update_postln_grows_deepnorm_fifth", frame(far)) == "PASS"
+    assert state("update_postln_grows_deepnorm_fifth", frame(close + far)) == "FAIL"
+    attribution = evaluate(["update_deepnorm_growth_attribution"], frame(growing + shrinking)).iloc[0][
+        "numbers"
+    ]
+    assert "d=64" in attribution and "d=128" in attribution
+
+
 def test_stuck_onset_must_not_move_deeper_as_lr_grows():
     def grid(onsets):
         return [
@@ -302,6 +354,29 @@ def init_frame(increment, *, ffn=64, placement="pre", embed="unit", qk="zero", d
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def jacobian_frame(depths, sigma=lambda L: 1 / math.sqrt(L), closed_error=0.0):
+    """The init bench's ln_jacobian / ln_jacobian_closed rows at the final LN of Xavier Pre-LN (FFN 4d)."""
+    rows = []
+    for depth in depths:
+        for seed in SEEDS:
+            params = {"placement": "pre", "init": "xavier", "depth": depth, "seed": seed, "d": 64, "ffn": 256}
+            params |= {"embed": "n01", "qk_init": "xavier"}
+            base = {"bench": "init", "norm": "layernorm", "impl": "module", "status": "ok"}
+            base |= {"case_id": json.dumps(params, sort_keys=True), "params": json.dumps(params), **params}
+            value = sigma(depth) * (1 + (seed - 2) / 200)
+            for metric, v in (("ln_jacobian", value), ("ln_jacobian_closed", value * (1 + closed_error))):
+                rows.append({**base, "metric": metric, "value": v, "site": "final", "layer": depth + 1})
+    return pd.DataFrame(rows)
+
+
+def test_lemma3_without_the_depths_for_its_slope_is_no_data_not_a_fail():
+    assert state("lemma3_in_situ", jacobian_frame((6, 12, 24))) == "PASS"
+    one_depth = evaluate(["lemma3_in_situ"], jacobian_frame((2,))).iloc[0]  # the norms suite's init runs
+    assert one_depth["verdict"] == "NO DATA" and "within 1e-3" in one_depth["numbers"]
+    assert state("lemma3_in_situ", jacobian_frame((2,), closed_error=0.01)) == "FAIL"  # that half fails
+    assert state("lemma3_in_situ", jacobian_frame((6, 12, 24), sigma=lambda L: 1.0)) == "FAIL"  # flat σ
 
 
 def test_lemma2_band_under_the_lemmas_assumptions():

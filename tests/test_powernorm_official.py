@@ -1,9 +1,12 @@
 """powernorm:official runs the authors' code (sIncerass/powernorm mask_powernorm.py) as written: GroupScaling
 by heads, batch statistics while t ≤ warm-up then the running ψ², the cumulative-then-EMA ψ² update, and
 their backward (batch √(ψ_B²+ε), ν with (1−α) in front) — checked against a float64 re-implementation over
-steps that cross the warm-up; a model ties it to its heads and the training loop to its lr warm-up."""
+steps that cross the warm-up; a model ties it to its heads and the training loop to its lr warm-up, except
+in official_final1000 the encoder's final norm, which keeps NormSelect's 1000-call warm-up as their model does."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import torch
 
@@ -98,6 +101,37 @@ def test_a_model_ties_groups_to_heads_and_training_to_the_lr_warmup():
     )
     train(model, data, spec)
     assert {m.warmup_iters for m in inner} == {5} and {int(m.iters) for m in inner} >= {3}
+    # official_final1000: the encoder's final norm keeps NormSelect's 1000 calls, as the authors build it
+    torch.manual_seed(0)
+    literal = DecoderLM(dataclasses.replace(cfg, impl="official_final1000"))
+    train(literal, data, spec)
+    assert {n.inner.warmup_iters for n in literal.norms() if n.site != "final"} == {5}
+    assert literal.final_norm.inner.warmup_iters == 1000
+
+
+def test_the_literal_final_norm_uses_batch_statistics_past_the_lr_warmup():
+    """After the lr warm-up a block norm normalizes with its running ψ²; official_final1000's final norm
+    still with the batch's own (NormSelect's 1000 calls), official's final norm like the block norms."""
+    from normbench.norms._powernorm_official import group_scaling
+
+    def module(impl, final):
+        m = get_norm("powernorm").build(impl, 8, eps=EPS, dtype=F64, device="cpu").module
+        m.tie_to_model(heads=1, final=final)
+        m.follow_lr_warmup(2)
+        m.running_phi.fill_(4.0)
+        m.iters.fill_(5)  # past the lr warm-up
+        return m
+
+    x = torch.randn(32, 8, dtype=F64, generator=torch.Generator().manual_seed(0))
+    z = group_scaling(x, 1, EPS)
+    running, batch = (
+        z / torch.sqrt(torch.tensor(4.0 + EPS, dtype=F64)),
+        z / torch.sqrt(z.square().mean(0) + EPS),
+    )
+    torch.testing.assert_close(module("official", False)(x), running)
+    torch.testing.assert_close(module("official", True)(x), running)
+    torch.testing.assert_close(module("official_final1000", False)(x), running)
+    torch.testing.assert_close(module("official_final1000", True)(x), batch)
 
 
 def test_results_name_the_official_implementation_apart():

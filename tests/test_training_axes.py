@@ -67,9 +67,9 @@ def test_one_sgd_step_moves_only_the_trained_group_by_lr_times_gradient():
     )
     # the gradient of the first batch, computed apart on an identical model
     twin = model()
-    from normbench.benches._lm.training import batch_loss, batches
+    from normbench.benches._lm.batches import batch_loss, batches
 
-    batch = next(batches(DATA.train, DATA, spec, spec.data_seed, spec.data_seed + 3))
+    batch = next(batches(DATA, spec, 0, spec.data_seed, spec.data_seed + 3))
     grads = dict(
         zip(
             [n for n, _ in twin.named_parameters()],

@@ -25,6 +25,8 @@ METRICS = {
     "bn_mean_rel_dist_iid": "i.i.d. floor",
     "mean_over_iid": "mean / i.i.d.",
     "bn_var_rel_dist": "‖σ²_B − σ²‖/‖σ²‖",
+    "bn_mean_shift_sd": "|μ_B − μ|/σ (rms)",
+    "bn_var_shift": "|σ²_B/σ² − 1| (rms)",
     "pn_qm_rel_dist": "PN ‖Q_B − Q‖/‖Q‖",
 }
 STORED = [m for m in METRICS if m != "mean_over_iid"]
@@ -97,7 +99,9 @@ def fluctuation_table(frame: pd.DataFrame) -> Table | None:
             "statistics are still leaving their initial values), mean over seeds. ‖μ_B − μ‖/‖μ‖: the batch's "
             "mean against the running mean (PowerNorm §3, Fig. 2's distance, relative); i.i.d. floor: the same "
             "distance expected if the batch's tokens were independent draws (√(Σ_c var_c / n)/‖μ‖, n tokens); "
-            "mean / i.i.d. = r: the batch behaves like n/r² independent tokens. PN: PowerNorm's quadratic mean "
+            "mean / i.i.d. = r: the batch behaves like n/r² independent tokens. |μ_B − μ|/σ: the batch mean's offset "
+            "in running-sd units (rms over channels), the train-vs-inference shift of the normalized output. "
+            "PN: PowerNorm's quadratic mean "
             "Q = mean(x²) per channel (the paper's ψ²) against its running value.",
         ],
     )

@@ -15,13 +15,15 @@ statistics also store the batch-vs-running fluctuation rows (_lm/fluctuation.py)
 
 from __future__ import annotations
 
-from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows
+from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows, norm_mixes_tokens
 from normbench.benches._stability.headline import stability_headline
 from normbench.benches.base import CaseResult, register_bench
 from normbench.core.params import Param
 from normbench.core.tolerance import training_tolerance
 
 SCHEDULES = ("constant", "inverse_sqrt")  # also in _lm/training.py (which imports torch)
+BATCHINGS = ("windows", "padded", "bucketed")  # data/padded.py
+SEGMENTS = ("sentence", "line")  # data/segments.py
 OPTIMIZERS = ("adam", "sgd")
 # which parameters the optimizer updates (the rest stay at their init); _lm/training.py `trainable`
 TRAIN_GROUPS = ("all", "beta_scaled", "weights", "norm_affine", "biases", "embeddings")
@@ -63,6 +65,22 @@ class Stability(LMBench):
             help="parameters that train, the rest frozen: all; beta_scaled = v/out/fc1/fc2 weights (DeepNet's "
             "theta); weights = every block matrix; norm_affine = the norms' gains/biases; biases = the "
             "Linear biases; embeddings = token and position embeddings",
+        ),
+        "batching": Param(
+            str,
+            "windows",
+            choices=BATCHINGS,
+            hashed_at_default=False,
+            help="windows = random fixed-length windows of the text; padded = whole sentences or lines "
+            "(segment), padded to the batch's longest, the pads masked in attention, loss and batch "
+            "statistics; bucketed = the same, batches of similar length (fairseq's length order)",
+        ),
+        "segment": Param(
+            str,
+            "sentence",
+            choices=SEGMENTS,
+            hashed_at_default=False,
+            help="padded/bucketed: the units, sentence (lines, also split after . ? ! and a space) or line",
         ),
         "warmup": Param(int, 0, minimum=0, help="linear warmup steps (0 = none)"),
         "schedule": Param(str, "constant", choices=SCHEDULES, help="after warmup: constant or inverse_sqrt"),
@@ -106,6 +124,8 @@ class Stability(LMBench):
             betas=(p["beta1"], p["beta2"]),
             momentum=p["momentum"],
             train=p["train"],
+            batching=p["batching"],
+            segment=p["segment"],
         )
         result = train(model, data, spec, p["device"])
         tail = result.losses[-10:]
@@ -134,7 +154,7 @@ class Stability(LMBench):
             problems.append(("momentum", 'momentum is an SGD setting; with optimizer = "adam" use beta1'))
         if params["optimizer"] == "sgd" and (params["beta1"], params["beta2"]) != (0.9, 0.98):
             problems.append(("beta1", 'beta1/beta2 are Adam settings; with optimizer = "sgd" use momentum'))
-        return problems
+        return problems + padding_problems(params, norm)
 
     def report(self, frame, opts):
         from normbench.benches._stability.tables import stability_tables
@@ -145,6 +165,36 @@ class Stability(LMBench):
         from normbench.benches._stability.tables import case_summary
 
         return case_summary(rows)
+
+
+def padding_problems(params, norm) -> list[tuple[str, str]]:
+    """Padded batching needs a text to cut into units, and a placement whose every norm gets the pad mask."""
+    if params["batching"] == "windows":
+        if params["segment"] != "sentence":
+            return [
+                (
+                    "segment",
+                    'segment chooses the units of padded batches; set batching = "padded" or "bucketed"',
+                )
+            ]
+        return []
+    if params["data"] == "markov":
+        return [
+            (
+                "batching",
+                f'batching = "{params["batching"]}" cuts a text into sentences or lines; the Markov '
+                'chain has none (use data = "text", "stdlib" or "mix")',
+            )
+        ]
+    if params["placement"] == "subln" and norm is not None and norm_mixes_tokens(norm):
+        return [
+            (
+                "placement",
+                "Sub-LN's inner norms get no pad mask, so batch statistics would count the "
+                'padding; use another placement or batching = "windows"',
+            )
+        ]
+    return []
 
 
 def status_of(result, p) -> tuple[str, str | None, int | None]:

@@ -5,9 +5,12 @@
     text + corpus_dir  the user's own text: every regular top-level file of the directory, sorted by name
     stdlib           this interpreter's standard-library *.py files: NOT portable (the text, V and the
                      unigram entropy change with the Python version or a distro's patches), kept to compare
+    mix              varied text in about equal shares: the generated prose, code (every 4th stdlib *.py
+                     file by name) and English prose (the topics of this interpreter's pydoc_data, the
+                     Python reference manual as text); NOT portable, like stdlib
 
-Held out: every 10th paragraph of the generated text, every 10th file of a directory, so the held-out text
-is spread over the whole corpus like the training text. The hash enters each case's identity
+Held out: every 10th paragraph of the generated text, every 10th file of a directory (in a mix, every 10th
+part of each source), so the held-out text is spread over the whole corpus like the training text. The hash enters each case's identity
 (`data_identity`), so results on different text never share a case id and `compare` marks them `x`."""
 
 from __future__ import annotations
@@ -53,13 +56,56 @@ def directory_parts(root: Path, pattern: str) -> tuple[list[bytes], dict]:
     return texts, {"path": str(root), "files": len(files)}
 
 
+MIX_CODE_EVERY = 4  # every 4th stdlib file: ~1.2 MB of code beside ~1.3 MB of generated and ~0.8 MB of prose
+
+
+def stdlib_root() -> Path:
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def manual_parts() -> list[bytes]:
+    """The Python reference manual as plain English text (pydoc's topics, one part per topic, by name)."""
+    from pydoc_data.topics import topics
+
+    return [topics[name].encode("utf-8") for name in sorted(topics)]
+
+
+def mixed_sources() -> tuple[list[tuple[str, list[bytes]]], dict]:
+    text, _ = generated_parts()
+    code, _ = directory_parts(stdlib_root(), "*.py")
+    sources = [("text", text), ("code", code[::MIX_CODE_EVERY]), ("prose", manual_parts())]
+    info = {"source": "mix", "python": sys.version.split()[0], "parts": {n: len(p) for n, p in sources}}
+    return sources, {**info, "files": sum(len(p) for _, p in sources)}
+
+
+def split_parts(parts: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """(training, held-out) parts: part i is held out when i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1."""
+    held = [t for i, t in enumerate(parts) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1]
+    return [t for i, t in enumerate(parts) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1], held
+
+
+def corpus_split(source: str, directory: str = "") -> tuple[list[bytes], list[bytes], bytes, dict]:
+    """(training parts, held-out parts, the whole corpus as hashed, info); a mix is split per source."""
+    if source == "mix":
+        sources, info = mixed_sources()
+        splits = [split_parts(parts) for _, parts in sources]
+        blob = b"".join(b"".join(parts) for _, parts in sources)
+        return [t for tr, _ in splits for t in tr], [t for _, h in splits for t in h], blob, info
+    parts, info = corpus_parts(source, directory)
+    train, held = split_parts(parts)
+    return train, held, b"".join(parts), info
+
+
 def corpus_parts(source: str, directory: str = "") -> tuple[list[bytes], dict]:
+    if source == "mix":
+        sources, info = mixed_sources()
+        return [t for _, parts in sources for t in parts], info
     if source == "text" and not directory:
         return generated_parts()
     if source == "text":
         parts, info = directory_parts(Path(directory), "*")
         return parts, {"source": "text", **info}
-    root = Path(directory or sysconfig.get_paths()["stdlib"])
+    root = Path(directory) if directory else stdlib_root()
     parts, info = directory_parts(root, "*.py")
     return parts, {"source": "stdlib", "python": sys.version.split()[0], **info}
 
@@ -87,7 +133,7 @@ def data_identity(source: str, directory: str = "") -> str:
 def corpus_problem(source: str, directory: str = "") -> str | None:
     """Why the corpus of a case cannot be read (a missing or too small corpus_dir), or None: a suite
     naming one is refused by `validate`, not failed case by case at run time."""
-    if source not in ("text", "stdlib") or (source == "text" and not directory):
+    if source not in ("text", "stdlib", "mix") or (source == "text" and not directory):
         return None
     return read_digest(source, directory, os.getcwd())[1]
 
@@ -95,10 +141,8 @@ def corpus_problem(source: str, directory: str = "") -> str | None:
 def byte_corpus(source: str = "text", directory: str = "") -> TokenData:
     import torch
 
-    parts, info = corpus_parts(source, directory)
-    blob = b"".join(parts)
-    held = b"".join(t for i, t in enumerate(parts) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
-    train_bytes = b"".join(t for i, t in enumerate(parts) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1)
+    train_parts, held_parts, blob, info = corpus_split(source, directory)
+    train_bytes, held = b"".join(train_parts), b"".join(held_parts)
     lut, vocab = byte_vocabulary(blob)
     train, held_out = (
         lut[torch.frombuffer(bytearray(b), dtype=torch.uint8).long()] for b in (train_bytes, held)
@@ -111,6 +155,8 @@ def byte_corpus(source: str = "text", directory: str = "") -> TokenData:
         unigram_entropy=entropy_nats(counts.tolist()),
         optimal_loss=None,
         unigram_logp=smoothed_unigram_logp(counts),
+        text=(train_bytes, held),
+        byte_ids=lut,
         info={
             **info,
             "files": info.get("files", info.get("parts")),

@@ -8,20 +8,25 @@ counts the chosen positions only. The choices come from a generator the caller s
 
 from __future__ import annotations
 
+from normbench.data.padded import pad_units
 from normbench.data.tokens import sample_windows
 
 MASK_RULE = "80/10/10"  # [MASK] / random token / unchanged, of the chosen positions
 
 
-def mask_tokens(tokens, vocab: int, mask_prob: float, generator):
+def mask_tokens(tokens, vocab: int, mask_prob: float, generator, real=None):
     """tokens (B, T) int64 in 0..V-1 -> (inputs, targets, mask): inputs with the chosen positions replaced,
-    targets = tokens, mask (B, T) bool = the chosen positions (the ones the loss counts)."""
+    targets = tokens, mask (B, T) bool = the chosen positions (the ones the loss counts). `real` (B, T)
+    bool, for padded batches: only real positions are chosen (the draws are the same either way)."""
     import torch
 
     u = torch.rand(tokens.shape, generator=generator)
     mask = u < mask_prob
+    if real is not None:
+        mask &= real
     if not bool(mask.any()):  # a tiny batch with no position chosen: take the most likely one
-        mask.view(-1)[int(u.view(-1).argmin())] = True
+        candidates = u if real is None else u.masked_fill(~real, 2.0)
+        mask.view(-1)[int(candidates.view(-1).argmin())] = True
     rule = torch.rand(tokens.shape, generator=generator)  # drawn for every position: stable stream
     random_tokens = torch.randint(vocab, tokens.shape, generator=generator)
     inputs = tokens.clone()
@@ -38,6 +43,18 @@ def objective_batch(rows, batch: int, seq: int, objective: str, vocab: int, mask
     if objective == "causal":
         return x, y, None
     return mask_tokens(x, vocab, mask_prob, masks)
+
+
+def padded_objective_batch(units, idx, objective: str, vocab: int, mask_prob: float, masks, pad_id: int):
+    """(inputs, targets, mask, pad) of one padded batch of units (data/padded.py): pad (B, T) True at the
+    inputs' padded positions (the model's key-padding mask), inputs and targets `pad_id` there, and mask
+    the positions the loss counts, real ones only: causal = every real target (x = unit[:-1], y =
+    unit[1:]); masked = the chosen positions of the real tokens."""
+    tokens, pad = pad_units(units, idx, pad_id)
+    if objective == "causal":
+        return tokens[:, :-1], tokens[:, 1:], ~pad[:, 1:], pad[:, :-1]
+    inputs, targets, mask = mask_tokens(tokens, vocab, mask_prob, masks, real=~pad)
+    return inputs, targets, mask, pad
 
 
 def unigram_loss(unigram_logp, targets, mask) -> float:

@@ -25,6 +25,11 @@ class TokenData:
         None  # (vocab,) log-probabilities of the unigram model: the "learned nothing" baseline
     )
     info: dict[str, Any] = field(default_factory=dict)  # what to record about the source (hash, files, ...)
+    # byte corpora: the training and held-out text as bytes and the byte -> id table, which padded
+    # batching cuts into sentences or lines (data/segments.py); None for the Markov chain
+    text: tuple[bytes, bytes] | None = None
+    byte_ids: Any = None
+    derived: dict[Any, Any] = field(default_factory=dict, repr=False)  # memo: units per (split, rule, length)
 
 
 def entropy_nats(counts) -> float:

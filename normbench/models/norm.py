@@ -5,7 +5,14 @@ declares `mixes_tokens` (BatchNorm, PowerNorm: statistics over the batch) gets t
 module wants (nn.BatchNorm1d reads a 3-D input as (N, C, L) and would take T for the channels), so its
 statistics run over batch x time: every token of every sequence, which is why it is legal only for the
 masked (bidirectional) objective. Its running statistics start at the module's own reset values (mean 0,
-var 1), not the non-trivial ones the latency bench's builder gives them."""
+var 1), not the non-trivial ones the latency bench's builder gives them.
+
+With a pad mask (B, T), True at padded positions, such a norm sees only the real tokens: it runs on the
+(real tokens, width) rows, so its batch statistics, running statistics and (PowerNorm) backward averages
+leave the padding out, as the PowerNorm authors' MaskBatchNorm / MaskPowerNorm do with `pad_mask`
+(sIncerass/powernorm, fairseq/modules/norms/); padded outputs are 0 (inert: no real position reads them).
+Per-token norms run on every position as before. The kept inputs and the fluctuation hook see the real
+tokens only."""
 
 from __future__ import annotations
 
@@ -39,14 +46,16 @@ class NormLayer(nn.Module):
         if hasattr(self.inner, "reset_running_stats"):  # a fresh model's BatchNorm: mean 0, var 1
             self.inner.reset_running_stats()
         if hasattr(self.inner, "tie_to_model"):  # a norm that groups channels by head (powernorm:official)
-            self.inner.tie_to_model(heads=heads)
+            self.inner.tie_to_model(heads=heads, final=site == "final")
         self.flatten = registered.mixes_tokens
         self.width = width
         self.site = site
         self.kept: list[torch.Tensor] | None = None
         self.before: Callable | None = None
 
-    def forward(self, x):  # (B, T, width) -> (B, T, width)
+    def forward(self, x, pad_mask=None):  # (B, T, width) -> (B, T, width); pad_mask (B, T)
+        if pad_mask is not None:
+            return self._forward_padded(x, pad_mask)
         if self.kept is not None:
             self.kept.append(x.detach())
         if self.before is not None:
@@ -54,3 +63,17 @@ class NormLayer(nn.Module):
         if self.flatten:
             return self.inner(x.reshape(-1, x.shape[-1])).reshape(x.shape)
         return self.inner(x)
+
+    def _forward_padded(self, x, pad_mask):
+        flat = x.reshape(-1, x.shape[-1])
+        real = ~pad_mask.reshape(-1)
+        tokens = flat[real]  # (real tokens, width)
+        if self.kept is not None:
+            self.kept.append(tokens.detach())
+        if self.before is not None:
+            self.before(tokens.detach(), self.inner)
+        if not self.flatten:
+            return self.inner(x)
+        out = torch.zeros_like(flat)
+        out[real] = self.inner(tokens)
+        return out.reshape(x.shape)

@@ -39,6 +39,12 @@ bias=False), Xavier-normal.
 Objectives: "causal" = next-token LM with causal attention; "masked" = a bidirectional encoder (no
 attention mask) trained on a masked-token loss: the token embedding has V + 1 rows (id V = [MASK]), the
 head still predicts the V real tokens, and the loss is over the masked positions only (data/masking.py).
+Padded batches (pad = True): one more embedding row, the pad id (V, or V + 1 after [MASK]), zero and never
+trained (nn.Embedding padding_idx). The key-padding mask (B, T), True at padded positions, taken from the
+input ids (idx == pad id, as fairseq's encoder does) unless given, keeps every query from attending to a
+padded key and reaches every norm: BatchNorm and PowerNorm then compute their statistics over the real
+tokens only (models/norm.py), as the PowerNorm authors' MaskBatchNorm / MaskPowerNorm do with `pad_mask`.
+A padded position never reaches a real one, so its values are inert.
 
 Every norm comes from the registry (layernorm, rmsnorm, dyt, batchnorm, ...) and is wrapped in `NormLayer`
 (models/norm.py), which gives it (B*T, width) input where it mixes tokens, and can keep its inputs.
@@ -101,6 +107,12 @@ class ModelConfig:
     qk_init: str = "xavier"  # "zero": W^Q = W^K = 0
     embed: str = "n01"  # key of EMBEDS
     objective: str = "causal"  # or "masked": bidirectional attention, [MASK] id = vocab
+    pad: bool = False  # padded batches: a pad id (pad_id) with its own, zero, embedding row
+
+    @property
+    def pad_id(self) -> int | None:
+        """The id of padded positions: after the V real tokens and [MASK]; None without padding."""
+        return self.vocab + (self.objective == "masked") if self.pad else None
 
     def norm_at(self, site: str, width: int | None = None) -> NormLayer:
         return NormLayer(self.norm, self.impl, width or self.d, self.eps, site, self.heads)
@@ -181,20 +193,29 @@ class TransformerBlock(nn.Module):
         self.alpha = deepnorm_alpha(cfg.depth) if cfg.placement == "deepnorm" else 1.0
 
     def forward(self, x, key_padding_mask=None):  # (B, T, d) -> (B, T, d); key_padding_mask (B, T)
-        x = sublayer(self, x, lambda h: self.attn(h, key_padding_mask=key_padding_mask), "attn")
-        return sublayer(self, x, self.ffn, "ffn")
+        x = sublayer(
+            self, x, lambda h: self.attn(h, key_padding_mask=key_padding_mask), "attn", key_padding_mask
+        )
+        return sublayer(self, x, self.ffn, "ffn", key_padding_mask)
 
 
-def sublayer(block: nn.Module, x, branch, name: str):
+def sublayer(block: nn.Module, x, branch, name: str, pad_mask=None):
     """One residual sub-layer G = `branch` of `block` under its placement, with the block's norms
     `ln_<name>` (and `ln_<name>_out` for sandwich / Peri-LN) and `block.alpha`. Shared by every block
-    (encoder, decoder, and an encoder-decoder's cross-attention) so each placement is written once."""
+    (encoder, decoder, and an encoder-decoder's cross-attention) so each placement is written once.
+    `pad_mask` (B, T), True at the padded positions of x, goes to every norm (batch statistics over the
+    real tokens only)."""
     ln = getattr(block, f"ln_{name}")
+
+    def norm(layer, h):
+        return layer(h) if pad_mask is None else layer(h, pad_mask=pad_mask)
+
     if block.placement in ("post", "deepnorm"):
-        return ln(block.alpha * x + branch(x))  # x_{l+1} = LN(alpha x_l + G(x_l)), DeepNet eq. §4.1
+        return norm(ln, block.alpha * x + branch(x))  # x_{l+1} = LN(alpha x_l + G(x_l)), DeepNet eq. §4.1
     if block.placement in ("pre", "subln"):  # Sub-LN's extra LNs live inside attn / ffn
-        return x + branch(ln(x))  # x_{l+1} = x_l + G(LN(x_l)), Xiong eq. (Pre-LN)
-    return x + getattr(block, f"ln_{name}_out")(branch(ln(x)))  # sandwich / Peri-LN: x + LN'(G(LN(x)))
+        return x + branch(norm(ln, x))  # x_{l+1} = x_l + G(LN(x_l)), Xiong eq. (Pre-LN)
+    out = getattr(block, f"ln_{name}_out")
+    return x + norm(out, branch(norm(ln, x)))  # sandwich / Peri-LN: x + LN'(G(LN(x)))
 
 
 class DecoderLM(nn.Module):
@@ -210,7 +231,9 @@ class DecoderLM(nn.Module):
             raise ValueError(f"heads={cfg.heads} does not divide d={cfg.d}")
         self.cfg = cfg
         self.mask_id = cfg.vocab if cfg.objective == "masked" else None
-        self.tok_emb = nn.Embedding(cfg.vocab + (cfg.objective == "masked"), cfg.d)  # + the [MASK] row
+        self.pad_id = cfg.pad_id
+        rows = cfg.vocab + (cfg.objective == "masked") + cfg.pad  # + the [MASK] row, + the pad row
+        self.tok_emb = nn.Embedding(rows, cfg.d, padding_idx=self.pad_id)
         self.pos_emb = nn.Embedding(cfg.seq, cfg.d)  # learned positions
         self.emb_norm = cfg.norm_at("0.embed") if cfg.placement == "periln" else None
         self.blocks = nn.ModuleList(TransformerBlock(cfg, layer) for layer in range(1, cfg.depth + 1))
@@ -220,25 +243,37 @@ class DecoderLM(nn.Module):
         self.head = nn.Linear(cfg.d, cfg.vocab, bias=False)
         init_weights(self, cfg.init, qk_zero=cfg.qk_init == "zero", embed_std=EMBEDS[cfg.embed])
 
-    def hidden(self, idx, stream: list | None = None):
+    def padding_of(self, idx, key_padding_mask=None):
+        """The key-padding mask (B, T) to use: the one given, else idx == pad id where padding is on (None
+        when nothing is padded, so unpadded batches take exactly the unpadded path)."""
+        if key_padding_mask is not None or self.pad_id is None:
+            return key_padding_mask
+        pad = idx == self.pad_id
+        return pad if bool(pad.any()) else None
+
+    def hidden(self, idx, stream: list | None = None, key_padding_mask=None):
         """idx (B, T) token ids -> (B, T, d): the input of the head, F(x, theta) in DeepNet's model update.
         stream: if a list, receives the residual stream x_0 (embeddings, normalized for Peri-LN), x_1, ...,
-        x_N (block outputs)."""
+        x_N (block outputs). key_padding_mask (B, T): True at padded positions (`padding_of`)."""
         B, T = idx.shape
+        pad = self.padding_of(idx, key_padding_mask)
         x = self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device))  # x_0: (B, T, d)
         if self.emb_norm is not None:
-            x = self.emb_norm(x)
+            x = self.emb_norm(x) if pad is None else self.emb_norm(x, pad_mask=pad)
         keep = stream.append if stream is not None else (lambda t: None)
         keep(x.detach())
         for block in self.blocks:
-            x = block(x)  # x_l, l = 1..N
+            x = block(x) if pad is None else block(x, key_padding_mask=pad)  # x_l, l = 1..N
             keep(x.detach())
-        return self.final_norm(x) if self.final_norm is not None else x
+        if self.final_norm is None:
+            return x
+        return self.final_norm(x) if pad is None else self.final_norm(x, pad_mask=pad)
 
-    def forward(self, idx, targets=None, stream: list | None = None, mask=None):
+    def forward(self, idx, targets=None, stream: list | None = None, mask=None, key_padding_mask=None):
         """Logits (B, T, V), or with targets the mean cross-entropy in nats: over every position, or over
-        the positions where `mask` (B, T) is True (the masked objective's loss)."""
-        logits = self.head(self.hidden(idx, stream))  # (B, T, V)
+        the positions where `mask` (B, T) is True (the masked objective's loss; with padding, the real
+        targets). key_padding_mask: as in `hidden`."""
+        logits = self.head(self.hidden(idx, stream, key_padding_mask))  # (B, T, V)
         if targets is None:
             return logits
         if mask is not None:

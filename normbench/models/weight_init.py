@@ -56,6 +56,8 @@ def init_weights(model, init: str, *, qk_zero: bool = False, embed_std: float = 
     """Deterministic given torch's global seed: modules are initialised in a fixed order (q/k are drawn
     even when zeroed, so the other weights are the same draws with and without qk_zero)."""
     nn.init.normal_(model.tok_emb.weight, 0.0, embed_std)
+    if model.tok_emb.padding_idx is not None:  # the pad row: zero, and nn.Embedding never updates it
+        model.tok_emb.weight[model.tok_emb.padding_idx].zero_()
     nn.init.normal_(model.pos_emb.weight, 0.0, embed_std)
     n = len(model.blocks)
     for layer, block in enumerate(model.blocks, start=1):

@@ -19,16 +19,36 @@ heads, batch-statistics warm-up = the lr warm-up), trans-scripts/train/train-iws
     eval           y = γ ⊙ GroupScaling(x) / √(ψ² + ε) + β
 
 Where this differs from Algorithm 1 (powernorm.py): the GroupScaling step, the warm-up, the backward's
-√(ψ_B² + ε) and (1−α) placement, and ν updated without the (1−α) factor. Their code also drops padded
-tokens from ψ_B² (our batches have none). α = 0.9 for both averages (MaskPowerNorm's alpha_fwd = alpha_bkw
-defaults). Built from the registry the module has 1 group and no warm-up; a model ties it to its heads
-(`tie_to_model`) and the training loop to its lr warm-up (`follow_lr_warmup`)."""
+√(ψ_B² + ε) and (1−α) placement, and ν updated without the (1−α) factor. α = 0.9 for both averages
+(MaskPowerNorm's alpha_fwd = alpha_bkw defaults). Built from the registry the module has 1 group and no
+warm-up; a model ties it to its heads (`tie_to_model`) and the training loop to its lr warm-up
+(`follow_lr_warmup`).
+
+The encoder's final norm: fairseq/models/transformer.py builds it with
+`NormSelect(args.encoder_norm_ff, embed_dim, args.encoder_attention_heads)`, without the warm-up argument,
+so it takes NormSelect's default `warmup_updates=1000`: batch statistics for its first 1000 calls whatever
+the lr warm-up. In their runs (tens of thousands of updates, lr warm-up 8000) that is a short start, after
+which every norm uses its running ψ² in training as at inference. In a CPU run of 400-1000 steps, 1000
+calls is the whole run: the final norm would train on batch statistics throughout and meet its running
+ψ² only at evaluation, a train/inference mismatch their model never has for long (measured in
+docs/results.md, "BatchNorm's premise": +0.10 nats against BatchNorm at 400 steps). So `official` ties the
+final norm to the lr warm-up like the block norms (the stated choice), and `official_final1000` keeps the
+literal 1000 calls (`tie_to_model(final=True)` with `literal_final`), to measure what the literal reading
+does.
+
+Padding: MaskPowerNorm computes ψ_B² over the real tokens (`mask_x`, from `pad_mask`). The model's
+NormLayer gives this module the real tokens only (models/norm.py), so ψ_B² is theirs; their backward
+averages ν's update over every position of the padded tensor (a padded position has g = 0 but z ≠ 0, so it
+adds −(1−α)ν z² there). Here the backward's averages also run over the real tokens: what a padded
+position contributes in their code depends on the values padding happens to carry, which is not part of
+the method."""
 
 from __future__ import annotations
 
 from functools import cache
 
 ALPHA = 0.9
+FINAL_WARMUP = 1000  # NormSelect's default warmup_updates, which the encoder's final norm gets
 
 
 def group_scaling(x, groups: int, eps: float):
@@ -84,19 +104,27 @@ def official_module_class():
             super().__init__()
             kw = {"device": device, "dtype": dtype}
             self.eps, self.alpha, self.groups, self.warmup_iters = eps, ALPHA, 1, 0
+            self.literal_final = False  # official_final1000: the final norm keeps NormSelect's 1000 calls
+            self.final = False
             self.weight = nn.Parameter(torch.ones(hidden, **kw))
             self.bias = nn.Parameter(torch.zeros(hidden, **kw))
             self.register_buffer("running_phi", torch.ones(hidden, **kw))  # ψ²
             self.register_buffer("ema_gz", torch.zeros(hidden, **kw))  # ν, the backward's running average
             self.register_buffer("iters", torch.zeros((), dtype=torch.long, device=device))
 
-        def tie_to_model(self, *, heads: int) -> None:
-            """groups = attention heads (norm_select.py), where the heads divide the width."""
+        def tie_to_model(self, *, heads: int, final: bool = False) -> None:
+            """groups = attention heads (norm_select.py), where the heads divide the width; with
+            literal_final, the encoder's final norm keeps NormSelect's 1000-call warm-up."""
             self.groups = heads if self.weight.shape[0] % heads == 0 else 1
+            self.final = final and self.literal_final
+            if self.final:
+                self.warmup_iters = FINAL_WARMUP
 
         def follow_lr_warmup(self, steps: int) -> None:
-            """Batch statistics for the first `steps` calls (transformer_layer.py passes --warmup-updates)."""
-            self.warmup_iters = steps
+            """Batch statistics for the first `steps` calls (transformer_layer.py passes --warmup-updates);
+            not for a literal final norm, which their code builds without it."""
+            if not self.final:
+                self.warmup_iters = steps
 
         def statistics_input(self, x):
             """What ψ_B² is computed over: the group-scaled input (for the fluctuation rows)."""

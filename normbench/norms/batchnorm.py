@@ -3,7 +3,10 @@ the statistics run over the token axis, one per hidden channel (nn.BatchNorm1d o
 
 `train` normalizes with the batch statistics and updates the running ones; `eval` uses the running
 statistics, which makes it an elementwise affine map (and foldable into a preceding Linear, see the block
-bench). Every implementation keeps an nn.BatchNorm1d as `module` (its running statistics) and exposes
+bench). In a model fed padded batches, the NormLayer hands it the real tokens only (models/norm.py), so
+the batch mean and variance, and the running ones, are over real tokens: the PowerNorm authors'
+MaskBatchNorm (sIncerass/powernorm, fairseq/modules/norms/mask_batchnorm.py) computes the same, biased
+variance to normalize and unbiased for the running average, as nn.BatchNorm1d does. Every implementation keeps an nn.BatchNorm1d as `module` (its running statistics) and exposes
 (weight, bias) as its parameters."""
 
 from __future__ import annotations

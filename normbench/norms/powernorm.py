@@ -30,7 +30,9 @@ Where the official code (github.com/sIncerass/powernorm, fairseq/modules/norms/m
     cumulatively there; Algorithm 1 has no warm-up;
   * its backward divides by the batch's √(ψ_B² + ε) instead of ψ_{t−1}, subtracts (1−α)ν x̂ instead of
     ν x̂, and adds Λ to ν without the (1−α) factor; this file uses Algorithm 1's equations as written;
-  * it drops padded tokens from the statistics (our batches have no padding).
+  * it drops padded tokens from the statistics (MaskPowerNorm's pad_mask); with padded batches the model's
+    NormLayer gives every implementation here the real tokens only (models/norm.py), so ψ_B², Γ_t and Λ_t
+    average over them.
 
 The module keeps ψ² in the buffer `running_phi` (shape (d,), the contract with the model's fluctuation
 rows) and ν in `running_nu`. Its class is made on first use so that importing this file (which `list` and
@@ -50,6 +52,7 @@ from normbench.norms.closed_form import Formula, diagonal_affine
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
 ALPHA = 0.9  # the official code's alpha_fwd = alpha_bkw
+OFFICIAL = ("official", "official_final1000")  # the authors' code; the second with their final-norm warm-up
 
 
 @cache
@@ -170,6 +173,14 @@ class PowerNorm(Norm):
         m = official_module_class()(hidden, eps, device=device, dtype=dtype).train()
         return Built(m, list(m.parameters()), m)
 
+    @impl("official_final1000", default=False)
+    def official_final1000(self, hidden, *, eps, dtype, device):
+        """`official`, with the encoder's final norm on batch statistics for NormSelect's default 1000
+        calls whatever the lr warm-up, as their model builds it (norms/_powernorm_official.py)"""
+        m = official_module_class()(hidden, eps, device=device, dtype=dtype).train()
+        m.literal_final = True
+        return Built(m, list(m.parameters()), m)
+
     @impl("eval")
     def eval(self, hidden, *, eps, dtype, device):
         """PowerNorm1d in eval mode: γ ⊙ x/ψ + β, an elementwise affine map"""
@@ -183,7 +194,7 @@ class PowerNorm(Norm):
         """float64 Y = γ ⊙ X/√(ψ² + ε) + β with the ψ² the next call starts from (ψ_{t−1} in train)."""
         import torch
 
-        if impl == "official":
+        if impl in OFFICIAL:
             return official_reference(x, params, built.module, eps)
         w, b = params
         psi2 = built.module.running_phi.detach().double()
@@ -192,7 +203,7 @@ class PowerNorm(Norm):
     def reference_grads(self, impl, x, dy, params, built, *, eps):
         """Train: the approximate backward in float64, from the state the next call starts from (ψ_{t−1},
         ν_{t−1}); eval: None (autograd of the reference is exact there)."""
-        if impl == "official":
+        if impl in OFFICIAL:
             return official_reference_grads(x, dy, params, built.module, eps)
         if impl != "train":
             return None

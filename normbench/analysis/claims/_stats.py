@@ -108,33 +108,27 @@ def pick(runs: pd.DataFrame, **conditions) -> pd.DataFrame:
     return runs[mask]
 
 
-def not_converged(runs: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
-    """Per run: True when its held-out loss is >= NOT_CONVERGED_GAP nats above the reference run that
-    shares its seed and every other swept parameter the two groups do not differ in (NaN where there is
-    none). A derived judgement across cases: a stored status is what a run alone can know, so
+def not_converged(runs: pd.DataFrame, reference: pd.DataFrame, *, compared: tuple[str, ...]) -> pd.Series:
+    """Per run: True when its held-out loss is >= NOT_CONVERGED_GAP nats above its reference run
+    (`behind_reference`: the same seed and every swept parameter but the `compared` ones; NaN where there
+    is none). A derived judgement across cases: a stored status is what a run alone can know, so
     `not_converged` is computed here, never stored."""
-    gap = behind_reference(runs, reference)
+    gap = behind_reference(runs, reference, compared=compared)
     return gap.ge(NOT_CONVERGED_GAP).where(gap.notna())
 
 
-def behind_reference(runs: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
-    """Per run: final loss minus its reference run's (the `paired` rule: same seed, same value of every
-    swept parameter on which runs and reference agree as groups); NaN without a reference."""
+def behind_reference(runs: pd.DataFrame, reference: pd.DataFrame, *, compared: tuple[str, ...]) -> pd.Series:
+    """Per run: final loss minus its reference run's, by the one pairing rule (`paired`): the same seed and
+    the same value of every swept parameter except the `compared` keys, which the caller names (the keys
+    on which the two groups differ by design, e.g. init, or init and warmup); NaN without a reference. A
+    key the caller did not name is always matched, so a run at d = 128 never pairs with one at d = 64."""
     import pandas as pd
 
     both = pd.concat([runs, reference])
-    keys = ["seed"] + [k for k in config_keys(both) if _shared_axis(runs, reference, k)]
+    keys = ["seed"] + [k for k in config_keys(both) if k not in compared]
     ref = reference.drop_duplicates(keys).set_index(keys)["final_loss"]
     index = pd.MultiIndex.from_frame(runs[keys]) if len(keys) > 1 else pd.Index(runs[keys[0]])
     return pd.Series(runs["final_loss"].to_numpy() - ref.reindex(index).to_numpy(), index=runs.index)
-
-
-def _shared_axis(runs: pd.DataFrame, reference: pd.DataFrame, key: str) -> bool:
-    """Runs are matched on a key whose values the two groups share (depth, lr, d, ...); a key the groups
-    hold at disjoint values (init: xavier vs depth_scaled) is what is compared."""
-    if key not in runs or key not in reference:
-        return False
-    return bool(set(runs[key].astype(str)) & set(reference[key].astype(str)))
 
 
 # the training runs: Adam on every parameter at lr 1e-3 (the update runs of deepnet_update.py are separate)
@@ -145,3 +139,18 @@ def deepnet_training_runs(frame):
     """The stability runs DeepNet's training claims read (TRAINING), one row each."""
     runs = stability_runs(frame)
     return runs if runs.empty else pick(runs, **TRAINING)
+
+
+def settings(runs: pd.DataFrame, exclude=("norm",)) -> list[tuple[str, pd.DataFrame]]:
+    """The runs split by every swept parameter except `exclude` (the compared keys) and the seed:
+    [(label, runs of that setting)], label = "key=value ..." of what varies ("" when only one setting).
+    A claim judged per setting never pools seeds of different configurations into one interval."""
+    keys = [k for k in config_keys(runs) if k not in exclude] if not runs.empty else []
+    if not keys:
+        return [("", runs)] if not runs.empty else []
+    groups = runs.groupby([runs[k].astype(str) for k in keys], sort=True, dropna=False)
+    out = []
+    for values, g in groups:
+        values = values if isinstance(values, tuple) else (values,)
+        out.append((" ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True)), g))
+    return out

@@ -48,10 +48,11 @@ def postln_no_warmup_stuck_deep(frame):
 
 
 def _behind_reference(runs, placement_init, reference_init, warmup, depth_ok):
-    """Runs of `placement_init` at warmup and depth, each marked stuck or not_converged vs the reference."""
+    """Runs of `placement_init` at warmup and depth, each marked stuck or not_converged vs the reference
+    (the same seed and every swept parameter but init)."""
     group = pick(runs, placement="post", init=placement_init, warmup=warmup, depth=depth_ok)
     ref = pick(runs, placement="post", init=reference_init, warmup=warmup, depth=depth_ok)
-    return group.assign(behind=not_converged(group, ref)), ref
+    return group.assign(behind=not_converged(group, ref, compared=("init",))), ref
 
 
 @claim(
@@ -73,7 +74,7 @@ def postln_warmup_not_converged_very_deep(frame):
             NO_DATA, "needs Post-LN and Post-LN-init, both with warmup, at L ≥ 18 with shared seeds"
         )
     failed = (group["status"] == "stuck") | (group["behind"] == True)  # noqa: E712 (NaN is not True)
-    m, lo, hi = mean_ci(behind_reference(group, ref).dropna())
+    m, lo, hi = mean_ci(behind_reference(group, ref, compared=("init",)).dropna())
     parts = [
         f"L={int(L)}: {int(failed[g.index].sum())}/{len(g)} stuck or not_converged (stuck {_count(g)})"
         for L, g in group.groupby("depth")
@@ -149,6 +150,9 @@ def learners_learn(frame):
     )
 
 
+INIT_VS_WARMUP = ("init", "warmup")  # 1/k_l without warmup against Xavier with warmup 300
+
+
 @claim(
     "postln_init_trains_without_warmup_at_12",
     source="derived prediction, not a DeepNet experiment (DeepNet trains Post-LN-init only with warmup): "
@@ -167,10 +171,14 @@ def postln_init_trains_without_warmup_at_12(frame):
     warm = pick(runs, placement="post", init="xavier", warmup=300, depth=12)
     if init.empty or warm.empty:
         return Verdict(NO_DATA, "needs Post-LN-init without warmup and Post-LN with warmup 300 at L = 12")
-    behind = not_converged(warm, init)
+    behind = not_converged(warm, init, compared=INIT_VS_WARMUP)
+    if behind.isna().all():
+        return Verdict(
+            NO_DATA, "no Xavier + warmup 300 run has a 1/k_l run at the same seed and swept parameters"
+        )
     failed = (warm["status"] == "stuck") | (behind == True)  # noqa: E712
     ok = bool((init["status"] == "ok").all()) and bool(failed.all())
-    m, lo, hi = mean_ci(behind_reference(warm, init).dropna())
+    m, lo, hi = mean_ci(behind_reference(warm, init, compared=INIT_VS_WARMUP).dropna())
     return Verdict(
         PASS if ok else FAIL,
         f"1/k_l no warmup: ok {_count(init, 'ok')}, loss {init['final_loss'].mean():.3f}; Xavier warmup 300: "

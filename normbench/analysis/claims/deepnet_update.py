@@ -10,7 +10,9 @@ Two settings, kept apart by the `optimizer` and `train` parameters:
     (`update_postln_grows_deepnorm_fifth`), and the measured growth of DeepNorm's update under each
     optimizer and parameter group (`update_deepnorm_growth_attribution`, REPORTED: LN gains/biases, Linear
     biases and Adam's sign-like first step each make a step-1 update grow with depth; no paper states it).
-Every comparison of two groups of runs uses `_stats.paired` (same seed and every other swept parameter)."""
+Every comparison of two groups of runs uses `_stats.paired` (same seed and every other swept parameter),
+and every claim is judged setting by setting (`_stats.settings`: every swept parameter but depth, seed and
+the compared keys), so runs at two widths or learning rates never share one depth curve."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from normbench.analysis.claims._stats import (
     paired,
     pick,
     seeds_text,
+    settings,
     slope_with_ci,
 )
 from normbench.analysis.runs import stability_runs
@@ -53,6 +56,10 @@ def _means(g):
     return g.groupby("depth")["value"].mean()
 
 
+def _tag(label: str) -> str:
+    return f"[{label}] " if label else ""
+
+
 @claim(
     "update_postln_grows_deepnorm_fifth",
     source=UPDATE_SOURCE + "; Thm 4.2: Post-LN's bound accumulates over depth",
@@ -66,23 +73,28 @@ def update_postln_grows_deepnorm_fifth(frame):
     runs = update_runs(frame)
     runs = runs if runs.empty else pick(runs, **PRACTICE)
     post_cond = {"placement": "post", "init": "xavier"}
-    pairs = paired(runs, DEEPNORM, post_cond) if not runs.empty else runs
-    post = runs if runs.empty else pick(runs, **post_cond)
-    if pairs.empty or post["depth"].nunique() < 2:
+    parts, ok, seeds, cis = [], True, [], []
+    for label, g in settings(runs, exclude=("norm", "depth", "placement", "init")):
+        pairs = paired(g, DEEPNORM, post_cond)
+        post = pick(g, **post_cond)
+        if pairs.empty or post["depth"].nunique() < 2:
+            continue
+        slope, lo, hi = slope_with_ci(post, "depth")
+        pm = pairs.groupby("depth")["value_ref"].mean()
+        ratio = pairs.groupby("depth")["value"].mean() / pm
+        ok &= lo > 0 and bool((ratio <= 0.2).all())
+        parts.append(
+            _tag(label)
+            + "post: "
+            + ", ".join(f"L={int(L)} {v:.3g}" for L, v in pm.items())
+            + f" (slope {slope:+.2f}); deepnorm/post: "
+            + ", ".join(f"L={int(L)} {v:.3f}" for L, v in ratio.items())
+        )
+        seeds += list(pairs["seed"])
+        cis.append(_tag(label) + f"post slope {fmt_ci(lo, hi)}")
+    if not parts:
         return Verdict(NO_DATA, "needs Post-LN and DeepNorm one-step Adam runs at ≥ 2 depths, shared seeds")
-    slope, lo, hi = slope_with_ci(post, "depth")
-    pm = pairs.groupby("depth")["value_ref"].mean()
-    ratio = pairs.groupby("depth")["value"].mean() / pm
-    ok = lo > 0 and bool((ratio <= 0.2).all())
-    return Verdict(
-        PASS if ok else FAIL,
-        "post: "
-        + ", ".join(f"L={int(L)} {v:.3g}" for L, v in pm.items())
-        + f" (slope {slope:+.2f}); deepnorm/post: "
-        + ", ".join(f"L={int(L)} {v:.3f}" for L, v in ratio.items()),
-        seeds_text(pairs["seed"]),
-        f"post slope {fmt_ci(lo, hi)}",
-    )
+    return Verdict(PASS if ok else FAIL, "; ".join(parts), seeds_text(seeds), "; ".join(cis))
 
 
 @claim(
@@ -102,18 +114,22 @@ def update_deepnorm_nearly_constant(frame):
         return Verdict(
             NO_DATA, "needs one-step DeepNorm runs with optimizer sgd, train beta_scaled, ≥ 2 depths"
         )
-    parts, ok, spreads = [], True, []
-    for lr, g in deep.groupby("lr"):
+    parts, ok = [], True
+    for label, g in settings(deep, exclude=("norm", "depth")):  # each η (and width, ...) on its own
         means = _means(g)
+        if len(means) < 2:
+            continue
         spread = float(means.max() / means.min())
         ok &= spread <= NEARLY_CONSTANT
-        spreads.append(spread)
         slope, lo, hi = slope_with_ci(g, "depth")
+        name = label if label else f"η={g['lr'].iloc[0]:g}"
         parts.append(
-            f"η={lr:g}: "
+            f"{name}: "
             + ", ".join(f"L={int(L)} {v:.3g}" for L, v in means.items())
             + f"; max/min {spread:.2f}; log-log slope {slope:+.2f} {fmt_ci(lo, hi)}"
         )
+    if not parts:
+        return Verdict(NO_DATA, "needs one-step DeepNorm SGD beta_scaled runs at ≥ 2 depths in one setting")
     return Verdict(PASS if ok else FAIL, "; ".join(parts), seeds_text(deep["seed"]), "in the numbers")
 
 
@@ -129,24 +145,32 @@ def update_deepnorm_nearly_constant(frame):
 def update_first_order_regime(frame):
     runs = update_runs(frame)
     deep = runs if runs.empty else pick(runs, **DEEPNORM, **DERIVATION)
-    lrs = sorted(deep["lr"].unique()) if not deep.empty else []
-    if len(lrs) < 2:
-        return Verdict(NO_DATA, "needs one-step DeepNorm SGD beta_scaled runs at two learning rates")
-    small, large = lrs[0], lrs[-1]
-    pairs = paired(deep, {"lr": small}, {"lr": large})
-    if pairs.empty:
-        return Verdict(NO_DATA, "needs the two learning rates at shared seeds and depths")
-    ratio = (pairs["value"] / small) / (pairs["value_ref"] / large)
-    per_depth = ratio.groupby(pairs["depth"]).mean()
-    ok = bool(((per_depth - 1).abs() <= FIRST_ORDER_TOL).all())
-    m, lo, hi = mean_ci(ratio)
-    return Verdict(
-        PASS if ok else FAIL,
-        f"(ΔF/η at η={small:g}) / (ΔF/η at η={large:g}): "
-        + ", ".join(f"L={int(L)} {v:.4f}" for L, v in per_depth.items()),
-        seeds_text(pairs["seed"]),
-        f"ratio {fmt_ci(lo, hi, 4)}",
-    )
+    parts, ok, ratios, seeds = [], True, [], []
+    for label, g in settings(deep, exclude=("norm", "depth", "lr")):
+        lrs = sorted(g["lr"].unique())
+        if len(lrs) < 2:
+            continue
+        small, large = lrs[0], lrs[-1]
+        pairs = paired(g, {"lr": small}, {"lr": large})
+        if pairs.empty:
+            continue
+        ratio = (pairs["value"] / small) / (pairs["value_ref"] / large)
+        per_depth = ratio.groupby(pairs["depth"]).mean()
+        ok &= bool(((per_depth - 1).abs() <= FIRST_ORDER_TOL).all())
+        parts.append(
+            _tag(label)
+            + f"(ΔF/η at η={small:g}) / (ΔF/η at η={large:g}): "
+            + ", ".join(f"L={int(L)} {v:.4f}" for L, v in per_depth.items())
+        )
+        ratios += list(ratio)
+        seeds += list(pairs["seed"])
+    if not parts:
+        return Verdict(
+            NO_DATA,
+            "needs one-step DeepNorm SGD beta_scaled runs at two learning rates, shared seeds and depths",
+        )
+    m, lo, hi = mean_ci(ratios)
+    return Verdict(PASS if ok else FAIL, "; ".join(parts), seeds_text(seeds), f"ratio {fmt_ci(lo, hi, 4)}")
 
 
 @claim(
@@ -164,13 +188,16 @@ def update_deepnorm_growth_attribution(frame):
     if deep.empty or deep["depth"].nunique() < 2:
         return Verdict(NO_DATA, "needs one-step DeepNorm runs at ≥ 2 depths")
     parts = []
-    for (opt, group, lr), g in deep.groupby(["optimizer", "train", "lr"]):
+    for label, g in settings(deep, exclude=("norm", "depth")):
         means = _means(g)
         if len(means) < 2:
             continue
         growth = means.iloc[-1] / means.iloc[0]
+        first = g.iloc[0]
+        rest = " ".join(x for x in label.split() if x.split("=")[0] not in ("optimizer", "train", "lr"))
         parts.append(
-            f"{opt}/{group} η={lr:g}: ×{growth:.2f} (L={int(means.index[0])} {means.iloc[0]:.3g} → "
+            f"{first['optimizer']}/{first['train']} η={first['lr']:g}{' ' + rest if rest else ''}: "
+            f"×{growth:.2f} (L={int(means.index[0])} {means.iloc[0]:.3g} → "
             f"L={int(means.index[-1])} {means.iloc[-1]:.3g})"
         )
     if not parts:

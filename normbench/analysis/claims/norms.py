@@ -13,8 +13,16 @@ from __future__ import annotations
 import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, REPORTED, Verdict, claim
+from normbench.analysis.claims._batch_stats import (
+    PREMISE_NO_DATA,
+    all_pass,
+    first_bn_ratios,
+    first_bn_site,
+    judge_settings,
+    per_layer_ratios,
+    premise_runs,
+)
 from normbench.analysis.claims._stats import fmt_ci, mean_ci, paired, seeds_text
-from normbench.analysis.fluctuation import per_run_medians
 from normbench.analysis.runs import training_runs
 
 __all__ = ["REPORTED", "paired_gap"]
@@ -75,18 +83,17 @@ PN_SOURCE = "Shen et al. 2020 (PowerNorm, arXiv:2003.07845)"
     f"{LOSS_MARGIN_WHY}",
 )
 def bn_masked_lm_worse_than_ln(frame):
-    pairs = paired_gap(_runs(frame, objective="masked"), "batchnorm")
-    if len(pairs) < 2:
-        return Verdict(
-            NO_DATA, "needs BatchNorm and LayerNorm runs with the masked objective, ≥ 2 shared seeds"
-        )
-    m, lo, hi = mean_ci(pairs["gap"])
-    return Verdict(
-        PASS if lo > MARGIN else FAIL,
-        _gap_text(pairs, "batchnorm"),
-        seeds_text(pairs["seed"]),
-        f"gap {fmt_ci(lo, hi)}",
-    )
+    def judge(runs):
+        pairs = paired_gap(runs, "batchnorm")
+        if len(pairs) < 2:
+            return None, "", ""
+        m, lo, hi = mean_ci(pairs["gap"])
+        return PASS if lo > MARGIN else FAIL, _gap_text(pairs, "batchnorm"), f"gap {fmt_ci(lo, hi)}"
+
+    states, texts, seeds, cis = judge_settings(premise_runs(frame), judge)
+    if not states:
+        return Verdict(NO_DATA, f"needs BatchNorm and LayerNorm {PREMISE_NO_DATA}, ≥ 2 shared seeds")
+    return Verdict(all_pass(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
 
 
 @claim(
@@ -94,46 +101,40 @@ def bn_masked_lm_worse_than_ln(frame):
     source=f"{PN_SOURCE}, §3, Fig. 2 (Fig. 1 in some versions): 'the ResNet20 statistics have orders of "
     "magnitude smaller variation than the running statistics throughout training. However, the corresponding "
     "statistics in Transformer_BN exhibit very high variance with extreme outliers'",
-    statement="During masked-LM training, at the first BatchNorm layer (where the paper's Fig. 2 measures), "
-    "the batch mean is farther from the running mean than i.i.d. sampling of the batch's tokens explains: "
-    "‖μ_B − μ‖ / (i.i.d. floor) ≥ 2. The batches are windows at random offsets of the corpus, as the "
-    "paper's are sentences drawn at random",
+    statement="During masked-LM training on batches of whole sentences (statistics over real tokens), at the "
+    "first BatchNorm layer (where the paper's Fig. 2 measures), the batch mean is farther from the running "
+    "mean than i.i.d. sampling of the batch's tokens explains: ‖μ_B − μ‖ / (i.i.d. floor) ≥ 2, per setting",
     threshold=f"seed mean of the per-run ratio at the first BatchNorm (median over steps after the burn-in) "
     f"≥ {RATIO_FLOOR:g} and its 95% interval above 1: r = 2 means the batch counts as ≤ n/4 independent "
-    "tokens, a CNN-like batch of independent images sits at r ≈ 1 (our stand-in for the paper's ResNet20). "
-    "The floor leaves out that every batch holds each position exactly B times, which lowers the measured "
-    "distance (its position-embedding share does not fluctuate): the test leans against passing",
+    "tokens; the CNN control's first BatchNorm is the measured stand-in for the paper's ResNet20 "
+    "(`bn_fluctuation_above_cnn`)",
 )
 def bn_fluctuation_beyond_iid(frame):
-    med = per_run_medians(frame)
-    if med.empty or "mean_over_iid" not in med:
-        return Verdict(NO_DATA, "needs bn_mean_rel_dist and bn_mean_rel_dist_iid rows of BatchNorm runs")
-    bn = med[med["norm"] == "batchnorm"].dropna(subset=["mean_over_iid"])
-    if bn.empty:
-        return Verdict(NO_DATA, "needs bn_mean_rel_dist and bn_mean_rel_dist_iid rows of BatchNorm runs")
-    order = bn.assign(
-        _o=[_forward_order(layer, site) for layer, site in zip(bn["layer"], bn["site"], strict=True)]
-    )
-    first = order[order["_o"] == order.groupby("case_id")["_o"].transform("min")]
-    per_run = first.groupby("case_id").agg(ratio=("mean_over_iid", "mean"), seed=("seed", "first"))
-    per_layer = bn.groupby("layer")["mean_over_iid"].mean()
-    m, lo, hi = mean_ci(per_run["ratio"])
-    return Verdict(
-        PASS if m >= RATIO_FLOOR and lo > 1 else FAIL,
-        f"first BatchNorm ({first['site'].iloc[0]}): ‖μ_B − μ‖ / i.i.d. floor {m:.2f} over {len(per_run)} runs; "
-        "every layer (reported): " + ", ".join(f"L{int(k)} {v:.2f}" for k, v in per_layer.items()),
-        seeds_text(per_run["seed"]),
-        f"ratio {fmt_ci(lo, hi)}",
-    )
+    ratios = first_bn_ratios(frame)
+    runs = premise_runs(frame)
+    if ratios.empty or runs.empty:
+        return Verdict(
+            NO_DATA, f"needs bn_mean_rel_dist and bn_mean_rel_dist_iid rows of BatchNorm {PREMISE_NO_DATA}"
+        )
+    layers = per_layer_ratios(frame)
 
+    def judge(g):
+        bn = g[(g["norm"] == "batchnorm") & g["case_id"].isin(ratios.index)]
+        if bn.empty:
+            return None, "", ""
+        r = ratios[bn["case_id"]]
+        m, lo, hi = mean_ci(r)
+        every = layers[layers["case_id"].isin(bn["case_id"])].groupby("layer")["mean_over_iid"].mean()
+        text = (
+            f"first BatchNorm ({first_bn_site(frame)}): ‖μ_B − μ‖ / i.i.d. floor {m:.2f} over {len(r)} runs; "
+            "every layer (reported): " + ", ".join(f"L{int(k)} {v:.2f}" for k, v in every.items())
+        )
+        return PASS if m >= RATIO_FLOOR and lo > 1 else FAIL, text, f"ratio {fmt_ci(lo, hi)}"
 
-SITE_ORDER = ("embed", "attn", "attn_mid", "attn_out", "ffn", "ffn_mid", "ffn_out")
-
-
-def _forward_order(layer, site) -> tuple[int, int]:
-    """Where a norm sits in the forward pass: (layer, position of its site within the block)."""
-    name = str(site).split(".")[-1]
-    return (int(layer), SITE_ORDER.index(name) if name in SITE_ORDER else len(SITE_ORDER))
+    states, texts, seeds, cis = judge_settings(runs, judge)
+    if not states:
+        return Verdict(NO_DATA, f"needs fluctuation rows of BatchNorm {PREMISE_NO_DATA}")
+    return Verdict(all_pass(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
 
 
 PN_OFFICIAL = "powernorm:official"
@@ -144,33 +145,52 @@ PN_OFFICIAL = "powernorm:official"
     source=f"{PN_SOURCE}, abstract: 'PN ... significantly outperforms both LN and BN'; run as the authors' "
     "code runs it (sIncerass/powernorm mask_powernorm.py: GroupScaling with groups = heads, batch statistics "
     "during the lr warm-up, their backward)",
-    statement=f"In the masked-LM encoder, PowerNorm as its authors ran it ({PN_OFFICIAL}) has a held-out loss "
-    f"more than {MARGIN} nats below BatchNorm's (it narrows the BatchNorm − LayerNorm gap), paired runs",
-    threshold=f"the 95% t-interval of the paired gap (BatchNorm − {PN_OFFICIAL}) lies above +{MARGIN} nats "
-    "(the file's one margin); PowerNorm − LayerNorm and Algorithm 1 alone (powernorm) are reported beside it "
+    statement=f"Where BatchNorm is worse than LayerNorm (the premise, judged first as "
+    f"bn_masked_lm_worse_than_ln does), PowerNorm as its authors ran it ({PN_OFFICIAL}) has a held-out loss "
+    f"more than {MARGIN} nats below BatchNorm's (it narrows the gap), paired runs, per setting",
+    threshold=f"premise: the paired BatchNorm − LayerNorm interval above +{MARGIN}; where it is absent the line "
+    "is REPORTED as 'premise absent' with the numbers (PowerNorm cannot be judged to narrow a gap that is "
+    f"not there); else the 95% t-interval of the paired gap (BatchNorm − {PN_OFFICIAL}) above +{MARGIN} nats "
+    "(the file's one margin). PowerNorm − LayerNorm and Algorithm 1 alone (powernorm) are reported beside it "
     "(the paper's 'outperforms LN' is on BLEU/PPL at scale, not judged here)",
 )
 def powernorm_narrows_bn_gap(frame):
-    runs = _runs(frame, objective="masked")
-    pairs = paired_gap(runs, "batchnorm", reference=PN_OFFICIAL)
-    if len(pairs) < 2:
-        return Verdict(
-            NO_DATA, f"needs BatchNorm and {PN_OFFICIAL} runs with the masked objective, ≥ 2 shared seeds"
-        )
-    m, lo, hi = mean_ci(pairs["gap"])
-    extra = ""
-    for name in (PN_OFFICIAL, "powernorm"):
-        vs_ln = paired_gap(runs, name)
-        if len(vs_ln):
-            extra += (
-                f"; {name} − LayerNorm {vs_ln['gap'].mean():+.3f} nats (ok/stuck/diverged {_statuses(vs_ln)})"
+    def judge(runs):
+        pairs = paired_gap(runs, "batchnorm", reference=PN_OFFICIAL)
+        if len(pairs) < 2:
+            return None, "", ""
+        m, lo, hi = mean_ci(pairs["gap"])
+        extra = ""
+        for name in (PN_OFFICIAL, "powernorm"):
+            vs_ln = paired_gap(runs, name)
+            if len(vs_ln):
+                extra += f"; {name} − LayerNorm {vs_ln['gap'].mean():+.3f} nats (ok/stuck/diverged {_statuses(vs_ln)})"
+        premise = paired_gap(runs, "batchnorm")
+        if len(premise) < 2:
+            return (
+                REPORTED,
+                "premise not measured (no BatchNorm/LayerNorm pairs): "
+                + _gap_text(pairs, "batchnorm", PN_OFFICIAL)
+                + extra,
+                f"BN − PN {fmt_ci(lo, hi)}",
             )
-    return Verdict(
-        PASS if lo > MARGIN else FAIL,
-        _gap_text(pairs, "batchnorm", PN_OFFICIAL) + extra,
-        seeds_text(pairs["seed"]),
-        f"BN − PN {fmt_ci(lo, hi)}",
-    )
+        pm, plo, phi = mean_ci(premise["gap"])
+        text = _gap_text(pairs, "batchnorm", PN_OFFICIAL) + extra
+        ci = f"BN − LN {fmt_ci(plo, phi)}; BN − PN {fmt_ci(lo, hi)}"
+        if plo <= MARGIN:
+            return (
+                REPORTED,
+                f"premise absent: BatchNorm − LayerNorm {pm:+.3f} {fmt_ci(plo, phi)} is not above +{MARGIN}; {text}",
+                ci,
+            )
+        return PASS if lo > MARGIN else FAIL, f"premise holds: BatchNorm − LayerNorm {pm:+.3f}; {text}", ci
+
+    states, texts, seeds, cis = judge_settings(premise_runs(frame), judge)
+    if not states:
+        return Verdict(NO_DATA, f"needs BatchNorm and {PN_OFFICIAL} {PREMISE_NO_DATA}, ≥ 2 shared seeds")
+    judged = [s for s in states if s != REPORTED]
+    state = REPORTED if not judged else all_pass(judged)
+    return Verdict(state, "; ".join(texts), seeds_text(seeds), "; ".join(cis))
 
 
 @claim(

@@ -204,16 +204,20 @@ def lemma3_in_situ(frame):
     final = pick(both, site="final", placement="pre", init="xavier", embed="n01", qk_init="xavier")
     final = final[final["ffn"] == 4 * final["d"]]
     numbers = f"{len(both)} LN sites: max |σ/closed − 1| {err:.1e}"
-    ok, ci = err <= 1e-3, "—"
-    if final["depth"].nunique() >= 2:
-        slope, lo, hi, text = _slope_claim_numbers(final, "final Pre-LN σ")
-        numbers += f"; {text}"
-        ok &= abs(slope + 0.5) < 0.25
-        ci = f"slope {fmt_ci(lo, hi)}"
-    else:
-        ok = False
-        numbers += "; no Pre-LN depths to fit the final LN's σ"
-    return Verdict(PASS if ok else FAIL, numbers, seeds_text(both["seed"]), ci)
+    if err > 1e-3:  # the half that has data fails: a wrong closed form is a FAIL whatever else is missing
+        return Verdict(FAIL, numbers, seeds_text(both["seed"]))
+    if final["depth"].nunique() < 2:  # the slope half lacks its rows: not a failure of the lemma
+        return Verdict(
+            NO_DATA,
+            f"{numbers} (within 1e-3); needs the final LN of Xavier Pre-LN runs (FFN = 4d) at ≥ 2 depths "
+            "for the σ ∝ 1/√L half",
+            seeds_text(both["seed"]),
+        )
+    slope, lo, hi, text = _slope_claim_numbers(final, "final Pre-LN σ")
+    ok = abs(slope + 0.5) < 0.25
+    return Verdict(
+        PASS if ok else FAIL, f"{numbers}; {text}", seeds_text(both["seed"]), f"slope {fmt_ci(lo, hi)}"
+    )
 
 
 def _fit_r2(x, y, transform) -> float:

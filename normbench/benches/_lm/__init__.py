@@ -16,7 +16,7 @@ PLACEMENTS = ("post", "pre", "deepnorm", "sandwich", "subln", "periln")
 INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk", "magneto")
 OBJECTIVES = ("causal", "masked")
 EMBEDS = ("n01", "unit")
-DATA = ("text", "stdlib", "markov")
+DATA = ("text", "stdlib", "mix", "markov")
 KEY_ORDER = ["placement", "init", "warmup", "lr", "schedule"]  # how tables order the swept keys; depth last
 
 
@@ -64,7 +64,8 @@ MODEL_PARAMS = {
         "text",
         choices=DATA,
         help="text = generated prose, the same bytes everywhere (or corpus_dir's files); stdlib = this "
-        "Python's stdlib source (not portable); markov = seeded chain",
+        "Python's stdlib source (not portable); mix = generated prose, stdlib code and the Python manual's "
+        "prose in about equal shares (not portable); markov = seeded chain",
     ),
     "data_seed": Param(
         int, 1234, help="seeds the batch windows (and the Markov chain): the same for every model seed"
@@ -104,6 +105,8 @@ class LMBench(Bench):
 
 def check_model_case(params, norm) -> list[tuple[str, str]]:
     problems = []
+    if params["corpus_dir"] and params["data"] not in ("text", "stdlib"):
+        problems.append(("corpus_dir", f"corpus_dir is for data = text or stdlib, not {params['data']}"))
     if params["d"] % params["heads"]:
         problems.append(("heads", f"{params['heads']} heads do not divide d={params['d']}"))
     if norm is not None and params["objective"] == "causal" and norm_mixes_tokens(norm):
@@ -158,6 +161,7 @@ def build_model(case, vocab: int):
         qk_init=p["qk_init"],
         embed=p["embed"],
         objective=p["objective"],
+        pad=p.get("batching", "windows") != "windows",
     )
     return DecoderLM(cfg).to(p["device"])
 

@@ -14,6 +14,12 @@ Rows (each with step, layer, site), per module that has running_mean / running_v
                           exactly B times, so the position-embedding share of the variance does not
                           fluctuate between batches, which pulls the measured distance below this floor:
                           read the two together, not as a strict lower bound
+    bn_mean_shift_sd      √(mean_c (mu_B,c − mu_c)² / sigma2_c): the batch mean's offset in units of each
+                          channel's running sd, i.e. how far a train-mode output sits from the same input's
+                          inference-mode output; scale-free, so a Transformer and a CNN compare (relative
+                          to ||mu|| is not: a channel mean near 0, as after a conv of standardized images,
+                          makes it explode)
+    bn_var_shift          √(mean_c (sigma2_B,c / sigma2_c − 1)²): the same for the variance
 and per module with running_phi (PowerNorm, the running quadratic mean psi^2 per channel):
     pn_qm_rel_dist        ||psi2_B - psi2|| / ||psi2||,  psi2_B = mean over tokens of x^2
 mu_B, sigma2_B (biased, as BatchNorm normalizes with) are over the batch's B*T tokens. A relative distance
@@ -58,6 +64,11 @@ def fluctuation_rows(x, inner) -> list[tuple[str, str, torch.Tensor]]:
             ]
         if float(var_norm) > 0:
             out.append(("bn_var_rel_dist", "ratio", var_gap / var_norm))
+        if bool((var > 0).all()):
+            out += [
+                ("bn_mean_shift_sd", "sd", ((mu_b - mu) ** 2 / var).mean().sqrt()),
+                ("bn_var_shift", "ratio", ((var_b / var - 1) ** 2).mean().sqrt()),
+            ]
     if hasattr(inner, "running_phi"):
         psi2 = inner.running_phi.double().reshape(-1)
         psi2_norm = torch.linalg.vector_norm(psi2)

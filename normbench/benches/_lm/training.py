@@ -14,7 +14,9 @@ running statistics (mean 0, var 1), and the "update" would mostly measure their 
 change (measured: 27.9 vs LayerNorm's 2.2 at step 1, d=64, 4 layers). Per-token norms are unaffected. With
 objective "masked" the batches are masked-token batches (data/masking.py, positions from generators seeded
 data_seed + 3 (training), + 4 (probe), + 5 (held out)) and every loss is over the masked positions.
-The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
+With batching "padded" or "bucketed" the batches are whole sentences or lines of the text, padded, and the
+key-padding mask goes to the model (_lm/batches.py); every batch's token histogram is measured against the
+i.i.d. floor (BatchesDrawn). The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
 
 Speed (d=64, 12 layers, 300 steps, 2-core Xeon): ~16 s with 2 threads on an idle machine, ~21-23 s with
 --threads 1; with 2 threads while another process holds a core, 118 s (every small op is an OpenMP
@@ -28,8 +30,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from normbench.benches._lm.batches import BatchesDrawn, batch_loss, batches
 from normbench.benches._lm.fluctuation import FluctuationRecorder
-from normbench.data import objective_batch, unigram_loss
+from normbench.data import unigram_loss
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class TrainSpec:
     optimizer: str = "adam"  # or "sgd"
     momentum: float = 0.0  # sgd only
     train: str = "all"  # which parameters train (see `trainable`)
+    batching: str = "windows"  # or "padded" / "bucketed": whole units, padded (_lm/batches.py)
+    segment: str = "sentence"  # the units of padded batching: "sentence" or "line" (data/segments.py)
 
 
 @dataclass
@@ -102,15 +107,16 @@ def grad_norm_rows(groups, step: int) -> list[dict]:
 
 
 @torch.no_grad()
-def probe(model, x):
-    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs; batch statistics
-    from the probe batch, running statistics restored (a probe must not train the model)."""
+def probe(model, x, pad=None):
+    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs (its real tokens,
+    with padding); batch statistics from the probe batch, running statistics restored (a probe must not
+    train the model). F is returned at the real tokens only when the batch is padded."""
     norms = model.norms()
     for m in norms:
         m.kept = []
     buffers = [(b, b.clone()) for b in model.buffers()]
     try:
-        h = model.hidden(x)
+        h = model.hidden(x) if pad is None else model.hidden(x, key_padding_mask=pad)[~pad]
         inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
     finally:
         for b, saved in buffers:
@@ -120,8 +126,8 @@ def probe(model, x):
     return h, inputs
 
 
-def probe_rows(model, x, h0, step: int) -> list[dict]:
-    h, inputs = probe(model, x)
+def probe_rows(model, x, h0, step: int, pad=None) -> list[dict]:
+    h, inputs = probe(model, x, pad)
     n = len(model.blocks)
     rows = [
         {
@@ -143,27 +149,13 @@ def probe_rows(model, x, h0, step: int) -> list[dict]:
     return rows
 
 
-def batches(rows, data, spec: TrainSpec, windows_seed: int, masks_seed: int):
-    """An endless stream of (inputs, targets, mask) for the spec's objective, from two seeded generators."""
-    windows, masks = torch.Generator().manual_seed(windows_seed), torch.Generator().manual_seed(masks_seed)
-    while True:
-        yield objective_batch(
-            rows, spec.batch, spec.seq, spec.objective, data.vocab, spec.mask_prob, windows, masks
-        )
-
-
-def batch_loss(model, batch, device):
-    x, y, mask = batch
-    return model(x.to(device), y.to(device), mask=None if mask is None else mask.to(device))
-
-
 @torch.no_grad()
 def held_out_loss(model, data, spec: TrainSpec, device) -> tuple[float, float]:
-    """(model loss, unigram loss) on eval_batches fixed held-out windows (the same for every case), in eval
+    """(model loss, unigram loss) on eval_batches fixed held-out batches (the same for every case), in eval
     mode. The unigram model's loss on the very same targets (the masked positions for the masked objective)
     is the "learned nothing" baseline a stuck run sits at. Masked: each batch weighted by its masked count,
     so the result is the mean over all masked positions."""
-    stream = batches(data.held_out, data, spec, spec.data_seed + 2, spec.data_seed + 5)
+    stream = batches(data, spec, 1, spec.data_seed + 2, spec.data_seed + 5, model.pad_id)
     model_total = unigram_total = weight = 0.0
     was_training = model.training
     model.eval()
@@ -232,11 +224,14 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
         if hasattr(norm.inner, "follow_lr_warmup"):
             norm.inner.follow_lr_warmup(spec.warmup)
     model.train()
-    train_batches = batches(data.train, data, spec, spec.data_seed, spec.data_seed + 3)
-    probe_x = next(batches(data.held_out, data, spec, spec.data_seed + 1, spec.data_seed + 4))[0].to(device)
+    train_batches = batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, model.pad_id)
+    probe_batch = next(batches(data, spec, 1, spec.data_seed + 1, spec.data_seed + 4, model.pad_id))
+    probe_x = probe_batch.inputs.to(device)
+    probe_pad = None if probe_batch.pad is None else probe_batch.pad.to(device)
     fluctuation = FluctuationRecorder(model)
-    h0, _ = probe(model, probe_x)
-    rows = probe_rows(model, probe_x, h0, 0)
+    drawn = BatchesDrawn(data, spec)
+    h0, _ = probe(model, probe_x, probe_pad)
+    rows = probe_rows(model, probe_x, h0, 0, probe_pad)
     losses = torch.full((spec.steps,), math.nan, device=device)
     result = TrainResult()
     checked = 0  # losses[:checked] are known finite
@@ -248,7 +243,9 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
         diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
         if diagnose:
             fluctuation.arm(step)
-        loss = batch_loss(model, next(train_batches), device)
+        batch = next(train_batches)
+        drawn.add(batch)
+        loss = batch_loss(model, batch, device)
         fluctuation.disarm()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -263,11 +260,11 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
                 result.diverged_at = checked + int(bad.nonzero()[0]) + 1
                 break
             checked = step
-            rows += probe_rows(model, probe_x, h0, step)
+            rows += probe_rows(model, probe_x, h0, step, probe_pad)
     result.wall_s = time.perf_counter() - start
     ran = result.diverged_at or spec.steps
     result.losses = losses[:ran].tolist()
-    rows += fluctuation.rows
+    rows += fluctuation.rows + drawn.rows()
     rows += [
         {"metric": "loss", "unit": "nats", "value": v, "step": i}
         for i, v in enumerate(result.losses, start=1)

@@ -14,7 +14,8 @@ from normbench.norms import variant_label
 
 def case_summary(frame):
     """One row per case: status, final loss, unigram entropy, step-1 model update, last-LN input norm at the
-    last diagnostic step, training time."""
+    last diagnostic step, training time, the training batches' token-histogram ratio to the i.i.d. floor
+    and share of padded positions (NaN for runs stored before they were measured)."""
 
     def metric_mean(rows, metric):
         return rows.loc[rows["metric"] == metric, "value"].mean()  # NaN when absent
@@ -36,6 +37,8 @@ def case_summary(frame):
                         ("unigram_loss", "unigram_loss"),
                         ("optimal", "optimal_loss"),
                         ("wall", "case_wall_s"),
+                        ("token_hist", "token_hist_over_iid"),
+                        ("pad_fraction", "pad_fraction"),
                     ]
                 },
                 "update1": update.mean(),

@@ -1,0 +1,145 @@
+"""Claims of the CNN control (the `cnn` bench): where the papers say BatchNorm is the better or steadier
+choice, so that the BatchNorm-vs-LayerNorm comparison can come out either way. Runs are paired by the one
+rule (the same seed and every other swept parameter of the cnn bench) and judged setting by setting with
+the norms claims' one margin (norms.MARGIN), mirrored: "outperforms" = the paired gap's interval above
++MARGIN. The fluctuation claim compares the Transformer's first BatchNorm with the CNN's, as PowerNorm's
+Fig. 2 compares Transformer_BN with ResNet20."""
+
+from __future__ import annotations
+
+from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
+from normbench.analysis.claims._batch_stats import _first_rows, premise_runs
+from normbench.analysis.claims._stats import fmt_ci, mean_ci, seeds_text
+from normbench.analysis.claims.norms import LOSS_MARGIN_WHY, MARGIN, PN_SOURCE
+from normbench.benches import get_bench
+
+LN_SOURCE = "Ba, Kiros & Hinton 2016 (Layer Normalization, arXiv:1607.06450)"
+ORDER_OF_MAGNITUDE = 10.0  # "orders of magnitude": at least one
+
+
+def cnn_runs(frame):
+    """One row per cnn case that ran (the bench's per-case summary)."""
+    import pandas as pd
+
+    rows = frame[(frame["bench"] == "cnn") & ~frame["status"].isin(["failed", "skipped", "unavailable"])]
+    return get_bench("cnn").per_case(rows) if len(rows) else pd.DataFrame()
+
+
+def varying_keys(runs) -> list[str]:
+    """The cnn bench's parameters that differ between the runs, seed and bookkeeping left out."""
+    skip = ("seed", "device", "every")
+    return [
+        k
+        for k in get_bench("cnn").params
+        if k in runs and k not in skip and runs[k].astype(str).nunique() > 1
+    ]
+
+
+def cnn_gaps(runs, norm: str, reference: str):
+    """Per setting: pairs of `norm` and `reference` runs (same seed and every other swept parameter), with
+    gap = norm's final loss − reference's."""
+    keys = varying_keys(runs)
+    a, b = runs[runs["norm"] == norm], runs[runs["norm"] == reference]
+    pairs = a.merge(b, on=["seed", *keys], suffixes=("", "_ref"))
+    pairs = pairs[pairs["status"].eq("ok") & pairs["status_ref"].eq("ok")]
+    pairs = pairs.assign(gap=pairs["final_loss"] - pairs["final_loss_ref"])
+    if not keys:
+        return [("", pairs)] if len(pairs) else []
+    out = []
+    for vals, g in pairs.groupby(keys):
+        vals = vals if isinstance(vals, tuple) else (vals,)
+        out.append((" ".join(f"{k}={v}" for k, v in zip(keys, vals, strict=True)), g))
+    return out
+
+
+def _outperforms(frame, better: str, worse: str, what: str) -> Verdict:
+    runs = cnn_runs(frame)
+    if runs.empty:
+        return Verdict(NO_DATA, f"needs cnn runs of {better} and {worse}")
+    parts, ok, seeds, cis = [], True, [], []
+    for label, pairs in cnn_gaps(runs, worse, better):
+        if len(pairs) < 2:
+            continue
+        m, lo, hi = mean_ci(pairs["gap"])
+        ok &= lo > MARGIN
+        acc = f"accuracy {pairs['accuracy_ref'].mean():.3f} vs {pairs['accuracy'].mean():.3f}"
+        parts.append(
+            (f"[{label}] " if label else "")
+            + f"{better} {pairs['final_loss_ref'].mean():.3f} vs {worse} {pairs['final_loss'].mean():.3f} nats "
+            f"({acc}); paired gap {worse} − {better} {m:+.3f} over {len(pairs)} pairs"
+        )
+        seeds += list(pairs["seed"])
+        cis.append(f"{label + ': ' if label else ''}gap {fmt_ci(lo, hi)}")
+    if not parts:
+        return Verdict(NO_DATA, f"needs cnn runs of {better} and {worse} at ≥ 2 shared seeds ({what})")
+    return Verdict(PASS if ok else FAIL, "; ".join(parts), seeds_text(seeds), "; ".join(cis))
+
+
+@claim(
+    "bn_cnn_beats_ln",
+    source=f"{LN_SOURCE}, §6.7 Convolutional Networks: 'layer normalization offers a speedup over the baseline "
+    "model without normalization, but batch normalization outperforms the other methods'",
+    statement=f"In the CNN control, BatchNorm's held-out loss is more than {MARGIN} nats below LayerNorm's at "
+    "the same budget (paired runs): the bench can show BatchNorm winning",
+    threshold=f"the 95% t-interval of the paired gap (LayerNorm − BatchNorm) lies above +{MARGIN} nats: the "
+    f"norms claims' margin, mirrored, so both directions are judged by one rule. Why {MARGIN}: {LOSS_MARGIN_WHY}",
+)
+def bn_cnn_beats_ln(frame):
+    return _outperforms(frame, "batchnorm", "layernorm", "the LN paper's comparison")
+
+
+@claim(
+    "ln_cnn_beats_no_norm",
+    source=f"{LN_SOURCE}, §6.7: 'layer normalization offers a speedup over the baseline model without "
+    "normalization'",
+    statement=f"In the CNN control, LayerNorm's held-out loss is more than {MARGIN} nats below the same CNN "
+    "without a norm (identity) at the same budget (paired runs)",
+    threshold=f"the 95% t-interval of the paired gap (no norm − LayerNorm) lies above +{MARGIN} nats (a "
+    "speedup shows as a lower loss at a fixed budget; the norms claims' one margin)",
+)
+def ln_cnn_beats_no_norm(frame):
+    return _outperforms(frame, "layernorm", "identity", "LayerNorm against no norm")
+
+
+@claim(
+    "bn_fluctuation_above_cnn",
+    source=f"{PN_SOURCE}, §3, Fig. 2: 'the ResNet20 statistics have orders of magnitude smaller variation than "
+    "the running statistics throughout training. However, the corresponding statistics in Transformer_BN "
+    "exhibit very high variance with extreme outliers' (measured at the first BN layer of each, mean and "
+    "variance)",
+    statement="At the first BatchNorm, the batch mean's offset from the running mean in running-sd units, "
+    "|μ_B − μ|/σ (rms over channels, median over training steps after the burn-in), is at least 10× larger "
+    "in the masked-LM Transformer on padded sentence batches than in the CNN control",
+    threshold=f"the lower end of the Transformer's 95% interval over seeds ≥ {ORDER_OF_MAGNITUDE:g} × the upper "
+    "end of the CNN's ('orders of magnitude': at least one). In sd units because the two first layers see "
+    "inputs of different scale and a CNN channel's mean can sit near 0 (so ‖μ_B − μ‖/‖μ‖ is ill-posed); the "
+    "variance's shift and each one's distance over its own i.i.d. floor are reported beside it (the CNN's "
+    "floor counts pixels, which are not independent within an image)",
+)
+def bn_fluctuation_above_cnn(frame):
+    cnn = cnn_runs(frame)
+    cnn = cnn[(cnn["norm"] == "batchnorm") & cnn["first_bn_shift"].notna()] if not cnn.empty else cnn
+    lm = _first_rows(frame)
+    runs = premise_runs(frame)
+    if not lm.empty and not runs.empty and "bn_mean_shift_sd" in lm:
+        lm = lm[lm["case_id"].isin(runs["case_id"])].dropna(subset=["bn_mean_shift_sd"])
+    else:
+        lm = lm.iloc[0:0]
+    if len(cnn) < 2 or lm["case_id"].nunique() < 2:
+        return Verdict(
+            NO_DATA,
+            "needs BatchNorm runs of the cnn bench and of the masked LM on padded batches, ≥ 2 seeds each, "
+            "with batch-statistics rows (|μ_B − μ|/σ)",
+        )
+    per_lm = lm.groupby("case_id")[["bn_mean_shift_sd", "bn_var_shift", "mean_over_iid"]].mean()
+    t_m, t_lo, t_hi = mean_ci(per_lm["bn_mean_shift_sd"])
+    c_m, c_lo, c_hi = mean_ci(cnn["first_bn_shift"])
+    ok = t_lo >= ORDER_OF_MAGNITUDE * c_hi
+    return Verdict(
+        PASS if ok else FAIL,
+        f"first BatchNorm |μ_B − μ|/σ: Transformer {t_m:.3g} vs CNN {c_m:.3g} (×{t_m / c_m:.1f}); variance shift "
+        f"{per_lm['bn_var_shift'].mean():.3g} vs {cnn['first_bn_var_shift'].mean():.3g}; ‖μ_B − μ‖ over the "
+        f"i.i.d. floor {per_lm['mean_over_iid'].mean():.2f} vs {cnn['first_bn_over_iid'].mean():.2f}",
+        seeds_text(list(cnn["seed"]) + list(lm["seed"])),
+        f"Transformer {fmt_ci(t_lo, t_hi)}, CNN {fmt_ci(c_lo, c_hi)}",
+    )

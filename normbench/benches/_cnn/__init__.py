@@ -1,0 +1,1 @@
+"""The cnn bench's helpers: its training loop (training.py) and its report (report.py)."""

@@ -1,0 +1,85 @@
+"""The positive control for the BatchNorm-vs-LayerNorm question: a small CNN (models/cnn.py) trained on
+generated shape images (data/images.py), where the LayerNorm paper (Ba et al. 2016, §6.7) found that
+"batch normalization outperforms the other methods" and where the PowerNorm paper's ResNet20 keeps its
+batch statistics close to the running ones (Shen et al. 2020, Fig. 2). The same norms from the registry as
+in the Transformer, each in its definition's layout (BatchNorm per channel over batch × pixels,
+LayerNorm per image over the layer's units), the same optimizer and budget: a bench in which BatchNorm can
+win as well as lose. One case = one training run (norm × seed × ...); it stores the held-out loss and
+accuracy, the loss every step, and BatchNorm's batch-vs-running statistics (benches/_lm/fluctuation.py,
+the rows the Transformer stores)."""
+
+from __future__ import annotations
+
+from normbench.benches._tensors import check_device
+from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.core.params import Param
+from normbench.core.tolerance import training_tolerance
+from normbench.data.images import shapes_data
+from normbench.norms import get_norm
+
+
+@register_bench
+class CNN(Bench):
+    kind = "cnn"
+    description = (
+        "a small CNN on generated shape images: held-out loss and accuracy per norm (BN vs LN control)"
+    )
+    all_impls_by_default = False  # a norm's model implementation, as in the Transformer benches
+    labels = {"layer": int, "site": str}
+    compare_metrics = {"final_loss": "lower", "accuracy": "higher"}
+
+    def compare_tolerance(self, metric, params):
+        return training_tolerance(params.get("steps") or 1)
+
+    params = {
+        "width": Param(int, 8, minimum=1, help="channels of the first stage (×2, ×4 after)"),
+        "batch": Param(int, 64, minimum=2, help="images per batch"),
+        "steps": Param(int, 500, minimum=1, help="optimizer updates"),
+        "lr": Param(float, 0.05, exclusive_minimum=0.0, help="peak learning rate"),
+        "optimizer": Param(str, "sgd", choices=("sgd", "adam"), help="sgd (momentum) or adam"),
+        "momentum": Param(float, 0.9, minimum=0.0, help="sgd momentum"),
+        "warmup": Param(int, 0, minimum=0, help="linear lr warm-up steps"),
+        "train_images": Param(int, 8192, minimum=64, help="generated training images"),
+        "held_out_images": Param(int, 1024, minimum=16, help="generated held-out images"),
+        "every": Param(int, 10, minimum=1, help="batch-statistics rows every k steps"),
+        "eps": Param(float, 1e-5, exclusive_minimum=0.0, help="the norm's epsilon"),
+        "seed": Param(int, 0, help="seeds the model's initialization"),
+        "data_seed": Param(
+            int, 1234, help="seeds the images and the batch order: the same for every model seed"
+        ),
+        "device": Param(str, "cpu", choices=("cpu", "cuda")),
+    }
+
+    def check_case(self, params, norm, impl):
+        if norm is None:
+            return [("norms", "the cnn bench trains a norm: name one (identity = no norm)")]
+        registered = get_norm(norm)
+        if norm != "identity" and (impl or registered.module_impl) is None:
+            return [("norms", f"{norm} has no nn.Module implementation to put in a model")]
+        return []
+
+    def run_case(self, case, ctx):
+        from normbench.benches._cnn.training import train_cnn
+
+        p = case.params
+        check_device(p["device"])
+        key = ("images", p["data_seed"], p["train_images"], p["held_out_images"])
+        if key not in ctx.memo:
+            ctx.memo[key] = shapes_data(p["data_seed"], p["train_images"], p["held_out_images"])
+        result = train_cnn(case.norm, case.impl, ctx.memo[key], p)
+        return CaseResult(result.rows, result.status, result.reason)
+
+    def headline(self, rows, opts):
+        from normbench.benches._cnn.report import cnn_headline
+
+        return cnn_headline(rows)
+
+    def report(self, frame, opts):
+        from normbench.benches._cnn.report import cnn_tables
+
+        return cnn_tables(frame)
+
+    def per_case(self, rows):
+        from normbench.benches._cnn.report import cnn_runs
+
+        return cnn_runs(rows)
