@@ -20,6 +20,8 @@ class Param:
     """One parameter a bench accepts, in `sweep` (as a list) or in `params` (as a scalar).
 
     check: extra rule, returns a message when the value is wrong (e.g. 'must be > 0').
+    hashed_at_default: False for a parameter added after cases were stored: while it is at its default it
+    stays out of the case id (`id_params`), so every case stored before it keeps its id.
     """
 
     type: type
@@ -29,6 +31,7 @@ class Param:
     exclusive_minimum: float | None = None
     check: Callable[[Any], str | None] | None = None
     help: str = ""
+    hashed_at_default: bool = True
 
     @property
     def required(self) -> bool:
@@ -68,6 +71,15 @@ class Param:
             parts.append(f"> {self.exclusive_minimum:g}")
         parts.append("required" if self.required else f"default {self.default!r}")
         return "; ".join(parts)
+
+
+def id_params(specs: dict[str, Param], params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a case id hashes: every one, except a `hashed_at_default=False` one at its default."""
+    return {
+        k: v
+        for k, v in params.items()
+        if k not in specs or specs[k].hashed_at_default or v != specs[k].default
+    }
 
 
 def did_you_mean(word: str, options: Sequence[str]) -> str:

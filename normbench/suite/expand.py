@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from normbench.benches import get_bench
 from normbench.core.case import Case, case_id
+from normbench.core.params import id_params
 from normbench.suite.spec import BenchSpec, Suite
 
 
@@ -18,7 +19,7 @@ def expand_bench(spec: BenchSpec) -> Iterator[Case]:
         for values in itertools.product(*(spec.sweep[k] for k in keys)):
             params = dict(zip(keys, values, strict=True))
             params.update({k: v for k, v in spec.params.items() if k not in params})
-            cid = case_id(spec.kind, norm, impl, params, bench.identity(params))
+            cid = case_id(spec.kind, norm, impl, id_params(bench.params, params), bench.identity(params))
             yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys), spec.timeout_s)
 
 
