@@ -32,10 +32,11 @@ def bench_rows(frame: pd.DataFrame, bench) -> pd.DataFrame:
     return rows
 
 
-def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per stability case: every parameter of the case, its norm (`norm:impl` where the model ran a
-    named implementation other than the norm's own module, e.g. powernorm:official), stored status and
-    summary numbers (final loss, unigram loss, step-1 update, last-LN input norm / √d at the last
+def stability_runs(frame: pd.DataFrame, model: str = "lm") -> pd.DataFrame:
+    """One row per stability case of one `model` ("lm": the decoder-only / masked LM, what every claim but
+    the encoder-decoder ones reads; "encdec"): every parameter of the case, its norm (`norm:impl` where the
+    model ran a named implementation other than the norm's own module, e.g. powernorm:official), stored
+    status and summary numbers (final loss, unigram loss, step-1 update, last-LN input norm / √d at the last
     diagnostic step, top block gradient at step 1)."""
     import pandas as pd
 
@@ -52,6 +53,11 @@ def stability_runs(frame: pd.DataFrame) -> pd.DataFrame:
     if "objective" not in params:
         params["objective"] = "causal"
     params["objective"] = params["objective"].fillna("causal")
+    params["model"] = params["model"].fillna("lm") if "model" in params else "lm"  # runs stored before it
+    params = params[params["model"] == model]
+    if params.empty:
+        return pd.DataFrame()
+    rows = rows[rows["case_id"].isin(params["case_id"])]
     grads = rows[(rows["metric"] == "grad_norm") & (rows["step"] == 1) & (rows["site"] == "block")]
     top = grads[grads["layer"] == grads["depth"]].groupby("case_id")["value"].first().rename("top_grad1")
     out = bench.per_case(rows).merge(params, on="case_id").merge(top, on="case_id", how="left")

@@ -1,5 +1,7 @@
 """Training stability of a small decoder-only LM: Post-LN vs Pre-LN vs DeepNorm (and sandwich), with
 DeepNet's control groups (Post-LN with and without warmup, Post-LN-init = 1/k_l with warmup), in CPU minutes.
+model = "encdec": the same runs in an encoder-decoder on a generated translation-like task (models/encdec.py,
+data/seq2seq.py, _stability/encdec_*.py), with the model update and the norm inputs split by side.
 
 One case = one training run (placement x norm x init x depth x lr x warmup x seed). Stored status, what one
 run alone can know (see `status_of`): diverged (a non-finite loss, or a held-out loss more than
@@ -16,6 +18,12 @@ statistics also store the batch-vs-running fluctuation rows (_lm/fluctuation.py)
 from __future__ import annotations
 
 from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows, norm_mixes_tokens
+from normbench.benches._stability.encdec_params import (
+    ENCDEC_PARAMS,
+    encdec_problems,
+    lm_problems,
+    pairs_identity,
+)
 from normbench.benches._stability.headline import stability_headline
 from normbench.benches.base import CaseResult, register_bench
 from normbench.core.params import Param
@@ -48,6 +56,7 @@ class Stability(LMBench):
 
     params = {
         **MODEL_PARAMS,
+        **ENCDEC_PARAMS,  # model = "encdec": the encoder-decoder (_stability/encdec_*.py)
         "lr": Param(float, 1e-3, exclusive_minimum=0.0, help="peak learning rate"),
         "optimizer": Param(
             str,
@@ -107,6 +116,8 @@ class Stability(LMBench):
         from normbench.benches._lm.training import TrainSpec, train
 
         p = case.params
+        if p["model"] == "encdec":
+            return run_encdec(case, ctx)
         model, data = self.model_and_data(case, ctx)
         spec = TrainSpec(
             lr=p["lr"],
@@ -148,18 +159,29 @@ class Stability(LMBench):
     def headline(self, frame, opts):
         return stability_headline(frame, opts)
 
+    def identity(self, params):
+        if params["model"] == "encdec":  # generated pairs, not the corpus
+            return {"data": pairs_identity(params)}
+        return super().identity(params)
+
     def check_case(self, params, norm, impl):
-        problems = super().check_case(params, norm, impl)
+        if params["model"] == "encdec":
+            problems = encdec_problems(
+                params, self.params, norm is not None and norm_mixes_tokens(norm), norm
+            )
+        else:
+            problems = super().check_case(params, norm, impl) + lm_problems(params, self.params)
         if params["optimizer"] == "adam" and params["momentum"] != 0:
             problems.append(("momentum", 'momentum is an SGD setting; with optimizer = "adam" use beta1'))
         if params["optimizer"] == "sgd" and (params["beta1"], params["beta2"]) != (0.9, 0.98):
             problems.append(("beta1", 'beta1/beta2 are Adam settings; with optimizer = "sgd" use momentum'))
-        return problems + padding_problems(params, norm)
+        return problems + (padding_problems(params, norm) if params["model"] != "encdec" else [])
 
     def report(self, frame, opts):
+        from normbench.benches._stability.encdec_tables import encdec_tables
         from normbench.benches._stability.tables import stability_tables
 
-        return stability_tables(frame)
+        return stability_tables(frame) + encdec_tables(frame)
 
     def per_case(self, rows):
         from normbench.benches._stability.tables import case_summary
@@ -195,6 +217,17 @@ def padding_problems(params, norm) -> list[tuple[str, str]]:
             )
         ]
     return []
+
+
+def run_encdec(case, ctx) -> CaseResult:
+    """An encoder-decoder case: the same status rule on its held-out target tokens."""
+    from normbench.benches._stability.encdec_case import train_case
+
+    result, rows = train_case(case, ctx)
+    status, reason, step = status_of(result, case.params)
+    if step is not None:
+        rows.append({"metric": "diverged_step", "unit": "step", "value": float(step)})
+    return CaseResult(rows, status, reason)
 
 
 def status_of(result, p) -> tuple[str, str | None, int | None]:

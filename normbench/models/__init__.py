@@ -1,8 +1,10 @@
 """Models the training benches build. transformer.py: a small LM (causal decoder or masked-token encoder)
 whose norm placement (post, pre, deepnorm, sandwich, subln, periln), norm (from the registry, wrapped by
-norm.py) and init (init.py: xavier, deepnorm, depth_scaled, magneto) are parameters. Importing this package
-imports torch; bench modules import it inside run_case only."""
+norm.py) and init (init.py: xavier, deepnorm, depth_scaled, magneto) are parameters; encdec.py: an
+encoder-decoder from the same parts (DeepNet's encoder-decoder constants). Importing this package imports
+torch; bench modules import it inside run_case only."""
 
+from normbench.models.encdec import EncDecConfig, EncoderDecoder
 from normbench.models.transformer import OBJECTIVES, PLACEMENTS, DecoderLM, ModelConfig
 from normbench.models.weight_init import INITS, deepnorm_alpha, deepnorm_beta, depth_scale, magneto_gamma
 
@@ -11,6 +13,8 @@ __all__ = [
     "OBJECTIVES",
     "PLACEMENTS",
     "DecoderLM",
+    "EncDecConfig",
+    "EncoderDecoder",
     "ModelConfig",
     "deepnorm_alpha",
     "deepnorm_beta",

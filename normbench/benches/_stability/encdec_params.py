@@ -1,0 +1,91 @@
+"""The stability bench's encoder-decoder parameters (model = "encdec") and their cross-parameter rules.
+Torch-free: the suite validator reads them. Every one was added after decoder-only results were stored, so
+each is hashed into a case id only when it differs from its default (core/params.py `hashed_at_default`):
+every decoder-only and masked case keeps its id."""
+
+from __future__ import annotations
+
+from normbench.core.params import Param
+from normbench.data.seq2seq import TASKS, identity
+
+MODELS = ("lm", "encdec")
+
+ENCDEC_PARAMS = {
+    "model": Param(
+        str,
+        "lm",
+        choices=MODELS,
+        hashed_at_default=False,
+        help="lm = the decoder-only / masked LM (objective); encdec = an encoder-decoder on a generated "
+        "seq2seq task (DeepNet Table 1's encoder-decoder alpha/beta for placement/init deepnorm)",
+    ),
+    "enc_depth": Param(
+        int, 0, minimum=0, hashed_at_default=False, help="encdec: encoder layers N (0 = depth)"
+    ),
+    "dec_depth": Param(
+        int, 0, minimum=0, hashed_at_default=False, help="encdec: decoder layers M (0 = depth)"
+    ),
+    "task": Param(
+        str,
+        "translate",
+        choices=TASKS,
+        hashed_at_default=False,
+        help="encdec: copy, reverse, sort, or translate (a generated lexicon and an adjective-noun reordering)",
+    ),
+    "task_words": Param(
+        int,
+        32,
+        minimum=2,
+        hashed_at_default=False,
+        help="encdec: the task's word vocabulary (+ PAD, BOS, EOS)",
+    ),
+    "min_len": Param(int, 4, minimum=1, hashed_at_default=False, help="encdec: shortest source, in words"),
+    "max_len": Param(int, 16, minimum=1, hashed_at_default=False, help="encdec: longest source, in words"),
+}
+ENCDEC_ONLY = tuple(k for k in ENCDEC_PARAMS if k != "model")
+# LM parameters an encoder-decoder case does not read: set to anything but their default, they are an error
+LM_ONLY = ("objective", "mask_prob", "data", "corpus_dir", "seq", "batching", "segment")
+
+
+def layers(params) -> tuple[int, int]:
+    """(N, M) of an encoder-decoder case: enc_depth and dec_depth, each defaulting to depth (N = M = depth
+    is "depth L-L", the papers' 18L-18L)."""
+    return params["enc_depth"] or params["depth"], params["dec_depth"] or params["depth"]
+
+
+def pairs_identity(params) -> str:
+    return identity(
+        params["task"], params["task_words"], params["min_len"], params["max_len"], params["data_seed"]
+    )
+
+
+def encdec_problems(params, specs, mixes_tokens: bool, norm) -> list[tuple[str, str]]:
+    """(key, message) per problem of an encoder-decoder case; `specs` are the bench's parameters."""
+    problems = []
+    if params["d"] % params["heads"]:
+        problems.append(("heads", f"{params['heads']} heads do not divide d={params['d']}"))
+    if params["min_len"] > params["max_len"]:
+        problems.append(("min_len", f"{params['min_len']} is above max_len = {params['max_len']}"))
+    for key in LM_ONLY:
+        if params[key] != specs[key].default:
+            problems.append(
+                (key, f'{key} is a model = "lm" setting; model = "encdec" trains on generated pairs (task)')
+            )
+    if mixes_tokens:
+        problems.append(
+            (
+                "norms",
+                f"{norm} normalizes over the batch: its statistics would mix in the padding and the decoder's "
+                "later tokens; the encoder-decoder takes a per-token norm (layernorm, rmsnorm, dyt)",
+            )
+        )
+    return problems
+
+
+def lm_problems(params, specs) -> list[tuple[str, str]]:
+    """An encoder-decoder parameter set in a model = "lm" case (it would be silently ignored)."""
+    return [
+        (key, f'{key} is an encoder-decoder setting; it needs model = "encdec"')
+        for key in ENCDEC_ONLY
+        if params[key] != specs[key].default
+    ]

@@ -1,0 +1,238 @@
+"""The stability bench's training loop for the encoder-decoder (model = "encdec"): the decoder-only loop's
+optimizer, lr schedule and diagnostics (_lm/training.py), with the model update and the norm inputs split by
+side, as DeepNet's Theorem 4.3 splits them.
+
+Batches: random training pairs (generator seeded data_seed), teacher forcing, padded to the batch's longest
+pair; the loss is the mean over the real target tokens. Every `every` steps (and at steps 1 and the last):
+the loss, the lr, per-layer gradient norms (sites enc_embed, enc, enc_final, dec_embed, dec, head), and,
+after the update, on a fixed held-out probe batch (generator data_seed + 1), with the real tokens only:
+    model_update        mean over target tokens of ||F_ed(x, y, theta_t) - F_ed(x, y, theta_0)|| (the head's
+                        input: the whole model's update, DeepNet's ||Delta F_ed||)
+    enc_update          mean over source tokens of ||F_e(x, theta_e,t) - F_e(x, theta_e,0)|| (the memory every
+                        cross-attention reads: Theorem 4.3's ||Delta F_e||)
+    dec_update_via_enc  the decoder's output change when only the encoder has moved: the decoder at theta_d,0
+                        reading the memory of theta_e,t. Theorem 4.3's first term, the encoder's update
+                        carried into the decoder by cross-attention
+    ln_input_norm       mean input norm of every norm (site enc.l.attn, dec.l.cross, ..., its side's tokens)
+Held out: the first eval_batches x batch held-out pairs (the same for every case): the loss, the unigram
+model's loss on the same target tokens, token accuracy (teacher-forced argmax = target) and sequence
+accuracy (every token of the pair right)."""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+
+import torch
+
+from normbench.benches._lm.training import TrainResult, TrainSpec, grad_norm_rows, lr_at, make_optimizer
+from normbench.data.seq2seq import pair_batch, unigram_pair_loss
+from normbench.models.weight_init import ALL_WEIGHTS, CROSS_RESIDUAL, CROSS_WEIGHTS, RESIDUAL_WEIGHTS
+
+
+def pair_batches(src, tgt, batch: int, seed: int):
+    """An endless stream of random training batches from one seeded generator."""
+    gen = torch.Generator().manual_seed(seed)
+    while True:
+        yield pair_batch(src, tgt, torch.randint(src.shape[0], (batch,), generator=gen))
+
+
+def held_out_batches(data, spec: TrainSpec):
+    """The first eval_batches x batch held-out pairs, in order (fewer if the held-out set is smaller)."""
+    n = data.held_src.shape[0]
+    for i in range(spec.eval_batches):
+        index = torch.arange(i * spec.batch, min((i + 1) * spec.batch, n))
+        if len(index):
+            yield pair_batch(data.held_src, data.held_tgt, index)
+
+
+def batch_loss(model, b):
+    return model(b.src, b.tgt_in, b.tgt, src_pad=b.src_pad, tgt_pad=b.tgt_pad)
+
+
+def layer_groups(model) -> list[tuple[int, str, list]]:
+    """(layer, site, parameters): each stack's embeddings (layer 0) and blocks (1..n); the encoder's final
+    norm (N + 1) where there is one; the head with the decoder's final norm (M + 1)."""
+
+    def params(*modules):
+        return [p for m in modules if m is not None for p in m.parameters()]
+
+    n, m = len(model.encoder), len(model.decoder)
+    groups = [(0, "enc_embed", params(model.src_emb, model.src_pos, model.enc_emb_norm))]
+    groups += [(i, "enc", list(b.parameters())) for i, b in enumerate(model.encoder, start=1)]
+    if model.enc_final is not None:
+        groups.append((n + 1, "enc_final", params(model.enc_final)))
+    groups.append((0, "dec_embed", params(model.tgt_emb, model.tgt_pos, model.dec_emb_norm)))
+    groups += [(i, "dec", list(b.parameters())) for i, b in enumerate(model.decoder, start=1)]
+    return groups + [(m + 1, "head", params(model.head, model.dec_final))]
+
+
+def trainable(model, group: str) -> list:
+    """As _lm/training.trainable, for both stacks: beta_scaled = every matrix DeepNet's beta scales (v_proj,
+    out_proj, fc1, fc2, and the cross-attention's v_proj, out_proj); weights = every block matrix."""
+    if group == "all":
+        return list(model.parameters())
+    linears = [
+        (n, lin) for stack in (model.encoder, model.decoder) for b in stack for n, lin in b.linears().items()
+    ]
+    embeddings = [model.src_emb, model.src_pos, model.tgt_emb, model.tgt_pos]
+    groups = {
+        "beta_scaled": lambda: [lin.weight for n, lin in linears if n in RESIDUAL_WEIGHTS + CROSS_RESIDUAL],
+        "weights": lambda: [lin.weight for n, lin in linears if n in ALL_WEIGHTS + CROSS_WEIGHTS],
+        "norm_affine": lambda: [p for norm in model.norms() for p in norm.parameters()],
+        "biases": lambda: [lin.bias for _, lin in linears if lin.bias is not None],
+        "embeddings": lambda: [e.weight for e in embeddings],
+    }
+    if group not in groups:
+        raise ValueError(f"train {group!r} is not one of all, {', '.join(groups)}")
+    chosen = groups[group]()
+    keep = {id(p) for p in chosen}
+    for p in model.parameters():
+        p.requires_grad_(id(p) in keep)
+    return chosen
+
+
+def _site_layer(site: str, n: int, m: int) -> int:
+    """'enc.3.attn' -> 3, 'dec.0.embed' -> 0, 'enc.final' -> N + 1, 'dec.final' -> M + 1."""
+    side, rest = site.split(".", 1)
+    return (n if side == "enc" else m) + 1 if rest == "final" else int(rest.split(".")[0])
+
+
+def _token_mean(t, real):
+    """Mean over the real tokens of per-token L2 norms: t (B, L, width), real (B, L) bool."""
+    return torch.linalg.vector_norm(t, dim=-1)[real].mean()
+
+
+@torch.no_grad()
+def probe(model, b):
+    """(memory, F_ed, {site: mean input norm over that side's real tokens}) on the probe batch."""
+    norms = model.norms()
+    for norm in norms:
+        norm.kept = []
+    try:
+        memory = model.encode(b.src, b.src_pad)
+        h = model.decode(b.tgt_in, memory, b.src_pad, b.tgt_pad)
+        real = {"enc": ~b.src_pad, "dec": ~b.tgt_pad}
+        inputs = {
+            m.site: _token_mean(torch.cat(m.kept), real[m.site[:3]].repeat(len(m.kept), 1)) for m in norms
+        }
+    finally:
+        for norm in norms:
+            norm.kept = None
+    return memory, h, inputs
+
+
+class Probe:
+    """theta_0's outputs on the probe batch, and a frozen copy of theta_0's decoder for dec_update_via_enc."""
+
+    def __init__(self, model, b):
+        self.b = b
+        self.initial = copy.deepcopy(model).eval()
+        self.memory0, self.h0, _ = probe(model, b)
+        self.n, self.m = len(model.encoder), len(model.decoder)
+
+    def rows(self, model, step: int) -> list[dict]:
+        b = self.b
+        memory, h, inputs = probe(model, b)
+        with torch.no_grad():
+            via_enc = self.initial.decode(b.tgt_in, memory, b.src_pad, b.tgt_pad)
+        src_real, tgt_real = ~b.src_pad, ~b.tgt_pad
+        values = {
+            "model_update": _token_mean(h - self.h0, tgt_real),
+            "enc_update": _token_mean(memory - self.memory0, src_real),
+            "dec_update_via_enc": _token_mean(via_enc - self.h0, tgt_real),
+        }
+        rows = [{"metric": k, "unit": "L2/token", "value": v, "step": step} for k, v in values.items()]
+        for site, v in inputs.items():
+            layer = _site_layer(site, self.n, self.m)
+            rows.append(
+                {
+                    "metric": "ln_input_norm",
+                    "unit": "L2",
+                    "value": v,
+                    "step": step,
+                    "layer": layer,
+                    "site": site,
+                }
+            )
+        last = model.last_norm().site
+        rows.append(
+            {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
+        )
+        return rows
+
+
+@torch.no_grad()
+def held_out(model, data, spec: TrainSpec, device) -> dict[str, float]:
+    """Token-weighted loss, unigram loss and accuracies over the held-out batches, in eval mode."""
+    totals = dict.fromkeys(("loss", "unigram", "right", "tokens", "pairs_right", "pairs"), 0.0)
+    was_training = model.training
+    model.eval()
+    try:
+        for b in held_out_batches(data, spec):
+            b = b.to(device)
+            logits = model(b.src, b.tgt_in, src_pad=b.src_pad, tgt_pad=b.tgt_pad)
+            real = ~b.tgt_pad
+            n = float(real.sum())
+            totals["loss"] += n * float(torch.nn.functional.cross_entropy(logits[real], b.tgt[real]))
+            totals["unigram"] += n * unigram_pair_loss(data.unigram_logp.to(device), b)
+            right = (logits.argmax(-1) == b.tgt) | b.tgt_pad
+            totals["right"] += float((right & real).sum())
+            totals["tokens"] += n
+            totals["pairs_right"] += float(right.all(1).sum())
+            totals["pairs"] += float(len(b.src))
+    finally:
+        model.train(was_training)
+    return {
+        "loss": totals["loss"] / totals["tokens"],
+        "unigram": totals["unigram"] / totals["tokens"],
+        "token_accuracy": totals["right"] / totals["tokens"],
+        "sequence_accuracy": totals["pairs_right"] / totals["pairs"],
+    }
+
+
+def train_encdec(model, data, spec: TrainSpec, device: str = "cpu") -> tuple[TrainResult, dict[str, float]]:
+    """(the result, its held-out accuracies): the loop of _lm/training.train on pairs."""
+    groups = layer_groups(model)
+    opt = make_optimizer(trainable(model, spec.train), spec)
+    model.train()
+    stream = pair_batches(data.train_src, data.train_tgt, spec.batch, spec.data_seed)
+    probe_b = next(pair_batches(data.held_src, data.held_tgt, spec.batch, spec.data_seed + 1)).to(device)
+    watch = Probe(model, probe_b)
+    rows = watch.rows(model, 0)
+    losses = torch.full((spec.steps,), math.nan, device=device)
+    result, checked = TrainResult(), 0
+    start = time.perf_counter()
+    for step in range(1, spec.steps + 1):
+        lr = lr_at(step, spec)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
+        loss = batch_loss(model, next(stream).to(device))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        losses[step - 1] = loss.detach()
+        if diagnose:
+            rows += grad_norm_rows(groups, step)
+            rows.append({"metric": "lr", "unit": "lr", "value": lr, "step": step})
+        opt.step()
+        if diagnose:
+            bad = ~torch.isfinite(losses[checked:step])
+            if bool(bad.any()):  # the one host sync per diagnostic step
+                result.diverged_at = checked + int(bad.nonzero()[0]) + 1
+                break
+            checked = step
+            rows += watch.rows(model, step)
+    result.wall_s = time.perf_counter() - start
+    result.losses = losses[: result.diverged_at or spec.steps].tolist()
+    rows += [
+        {"metric": "loss", "unit": "nats", "value": v, "step": i}
+        for i, v in enumerate(result.losses, start=1)
+    ]
+    scores: dict[str, float] = {}
+    if result.diverged_at is None:
+        scores = held_out(model, data, spec, device)
+        result.final_loss, result.unigram_loss = scores.pop("loss"), scores.pop("unigram")
+    result.rows = [{**r, "value": float(r["value"])} for r in rows]
+    return result, scores
