@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test smoke lint bench bench-compare bench-harness bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench pages-cv pages-rankings machine-speed process-state
+.PHONY: setup test timing smoke lint bench bench-compare bench-harness bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench pages-cv pages-rankings machine-speed process-state
 
 setup:
 	bash scripts/setup.sh
@@ -66,6 +66,11 @@ bench-ray:
 # and reversed op order (agreement, order-dependence, run-to-run spread). A benchmark, not a test.
 selfcheck:
 	$(NB) selfcheck
+
+# The unit tests' timing checks (a busy-wait read within 3%, a cold cache slower than a warm one, agreement with
+# torch.utils.benchmark): they hold on a quiet machine, so they are not part of make test.
+timing:
+	$(PY) -m pytest -q -m timing
 
 # Issue 16's goals in one command (~3 minutes on 2 cores): agreement, five-run CV, forward vs reversed,
 # the 12-case grid's wall time vs a blocked_autorange script, defaults and fast preset.

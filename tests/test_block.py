@@ -87,5 +87,5 @@ def test_block_report_shows_fold_check(tmp_path):
         rows, status, error = run_one(case, RunContext(threads=1))
         store.write_case(case, rows, status, error)
     timing, accuracy = Block().report(store.read(), ReportOptions(machine="test"))
-    assert list(timing.frame.columns[-3:]) == ["linear", "batchnorm", "batchnorm_folded"]
+    assert list(timing.frame.columns[-3:]) == ["linear (µs)", "batchnorm (µs)", "batchnorm_folded (µs)"]
     assert "≤" in accuracy.frame.loc[0, "batchnorm_folded vs unfolded"]

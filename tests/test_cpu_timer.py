@@ -1,4 +1,4 @@
-"""The CPU timer measures what it should: exact arithmetic on a fake clock, a known busy-wait, and agreement with torch.utils.benchmark."""
+"""The CPU timer measures what it should: exact arithmetic on a fake clock, a busy-wait it can never read short."""
 
 from __future__ import annotations
 
@@ -77,26 +77,19 @@ def busy_wait(ns: int):
     return spin
 
 
-def _in_one_of_three_tries(check) -> None:
-    """A timing check that a neighbour's burst on a shared VM can disturb: it must hold in one of three tries
-    (a wrong timer fails all three; preemption rarely hits three in a row)."""
-    for attempt in range(3):
-        try:
-            return check()
-        except AssertionError:
-            if attempt == 2:
-                raise
+def test_busy_wait_of_200us_is_never_read_short():
+    # a property no load can break: every call spins at least 200 µs, so no sample may read less
+    s = CpuTimer(warmup=2, samples=21, min_sample_s=1e-3).measure(busy_wait(200_000))
+    assert len(s.times) == 21
+    assert min(s.times) >= 200e-6
+    assert s.inner * 200e-6 >= 1e-3
 
 
+@pytest.mark.timing
 def test_busy_wait_of_200us_measures_200us():
-    def check():
-        s = CpuTimer(warmup=2, samples=21, min_sample_s=1e-3).measure(busy_wait(200_000))
-        assert len(s.times) == 21
-        assert min(s.times) >= 200e-6  # every call spins at least 200 µs: a timer reading less is wrong
-        assert statistics.median(s.times) == pytest.approx(200e-6, rel=0.03)  # loop and clock overhead small
-        assert s.inner * 200e-6 >= 1e-3
-
-    _in_one_of_three_tries(check)
+    # timing: loop and clock overhead within 3% of a 200 µs spin on a quiet machine (make timing)
+    s = CpuTimer(warmup=2, samples=21, min_sample_s=1e-3).measure(busy_wait(200_000))
+    assert statistics.median(s.times) == pytest.approx(200e-6, rel=0.03)
 
 
 def test_timer_for_cpu_is_the_cpu_timer():
@@ -105,6 +98,7 @@ def test_timer_for_cpu_is_the_cpu_timer():
         timer_for("tpu")
 
 
+@pytest.mark.timing  # a timing, not correctness: make timing (and normbench selfcheck, in fresh processes)
 def test_agrees_with_torch_utils_benchmark_on_layernorm():
     """LayerNorm 2048x1024 forward, both timers on the same op with the same threads. On a shared 2-core
     machine a neighbour's burst of load can slow a 2-thread op several-fold for a while, so the timers
@@ -117,7 +111,7 @@ def test_agrees_with_torch_utils_benchmark_on_layernorm():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        _in_one_of_three_tries(lambda: _compare_with_torch_timer(torch, benchmark))
+        _compare_with_torch_timer(torch, benchmark)
     finally:
         torch.set_num_threads(threads)
 

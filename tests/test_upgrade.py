@@ -56,6 +56,20 @@ COLUMNS_SINCE_FIXTURE = {"pages"}  # the page state those rows are labelled with
 # The latency bench's columns since the version-3 fixture (paired rounds: the copy probe is always in a case's
 # rounds, so no copy_from; a reference, a pairing and the round set): an upgrade declares today's
 CHANGED_SINCE_V3 = {"copy_from", "reference", "pairing", "round_set"}
+# The stability bench's parameters since the fixtures (padded batching; the encoder-decoder): a version-1 run
+# declares no columns, so its upgrade declares those its suite declares today, empty in its rows; a
+# version-2 run keeps the columns it declared.
+PARAMS_SINCE_FIXTURE = {
+    "batching",
+    "segment",
+    "model",
+    "task",
+    "task_words",
+    "enc_depth",
+    "dec_depth",
+    "min_len",
+    "max_len",
+}
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -70,13 +84,15 @@ def test_an_upgraded_run_is_the_table_a_fresh_run_writes(tmp_path, fresh, versio
     )
     store = RunStore.open(run.parent, RUN_ID)
     frame = store.read()
+    since = PARAMS_SINCE_FIXTURE if version == 1 else set()
+    assert since <= set(store.manifest["columns"]) and frame.reindex(columns=sorted(since)).isna().all().all()
     # the label columns this version declares and the fixture's did not stay out (nothing to put in them)
     assert {
-        **{c: t for c, t in store.manifest["columns"].items() if c not in CHANGED_SINCE_V3},
+        **{c: t for c, t in store.manifest["columns"].items() if c not in CHANGED_SINCE_V3 | since},
         **{c: t for c, t in manifest_new["columns"].items() if c in COLUMNS_SINCE_FIXTURE},
     } == {c: t for c, t in manifest_new["columns"].items() if c not in CHANGED_SINCE_V3}
     ours_cols, theirs_cols = (
-        f.drop(columns=[c for c in COLUMNS_SINCE_FIXTURE | CHANGED_SINCE_V3 if c in f])
+        f.drop(columns=[c for c in COLUMNS_SINCE_FIXTURE | CHANGED_SINCE_V3 | since if c in f])
         for f in (frame, frame_new)
     )
     assert list(ours_cols.columns) == list(theirs_cols.columns)
@@ -89,7 +105,7 @@ def test_an_upgraded_run_is_the_table_a_fresh_run_writes(tmp_path, fresh, versio
     # every case's parameters: the params JSON and the parameter columns, as the fresh run stores them
     params = [c for c in frame.columns if c not in ("run_id", "value", "sample", "step", "session", "node")]
     params = [c for c in params if c not in ("case_id", "metric", "unit", "status", "error", "ray_node")]
-    params = [c for c in params if c not in CHANGED_SINCE_V3]
+    params = [c for c in params if c not in CHANGED_SINCE_V3 | since]
     ours = frame.drop_duplicates("case_id").set_index("case_id")[params].sort_index()
     theirs = frame_new.drop_duplicates("case_id").set_index("case_id")[params].sort_index()
     assert ours.astype(str).equals(theirs.astype(str))

@@ -172,11 +172,11 @@ def encdec_postln_warmup_not_converged_18(frame):
         return Verdict(
             NO_DATA, "needs Post-LN and Post-LN-init encoder-decoder runs with warmup at N = M ≥ 18"
         )
-    behind = not_converged(group, ref)
+    behind = not_converged(group, ref, compared=("init",))
     if behind.isna().all():
         return Verdict(NO_DATA, "the Post-LN and Post-LN-init runs share no seed")
     failed = (group["status"] == "stuck") | (behind == True)  # noqa: E712 (NaN is not True)
-    m, lo, hi = mean_ci(behind_reference(group, ref).dropna())
+    m, lo, hi = mean_ci(behind_reference(group, ref, compared=("init",)).dropna())
     return Verdict(
         PASS if bool(failed.all()) else FAIL,
         f"Post-LN + warmup {int(failed.sum())}/{len(group)} stuck or not_converged (stuck {_count(group)}), loss "
