@@ -252,7 +252,9 @@ def test_an_address_that_answers_tcp_but_not_ray_is_given_up_in_bounded_time(tmp
         )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"--address 127.0.0.1:{port}: cannot join the Ray cluster: no answer within 5 s" in done.stderr
-    assert time.monotonic() - start < 120 and not (tmp_path / "results").exists()
+    assert (
+        time.monotonic() - start < 60 and not (tmp_path / "results").exists()
+    )  # ~20 s measured, 44 s before Ray's waits were bounded
 
 
 def test_a_broken_ray_install_is_one_line_and_creates_nothing(tmp_path):
