@@ -45,7 +45,7 @@ from normbench.benches._samples import case_timer
 from normbench.benches._tensors import check_device, check_dtype
 from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
-from normbench.norms import reference_problem
+from normbench.norms import SPEEDUP_REFERENCES, reference_problem
 from normbench.norms._inputs import INPUTS
 from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
@@ -136,7 +136,7 @@ class Latency(Bench):
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
         "reference": Param(
             str,
-            "layernorm:module",
+            SPEEDUP_REFERENCES[0],
             check=reference_problem,
             help="the implementation every case is timed against in the same rounds (time_vs_ref)",
             hashed_at_default=False,

@@ -24,6 +24,9 @@ from normbench.core.params import did_you_mean
 from normbench.core.registry import Registry
 
 NORMS: Registry[Norm] = Registry("norm", "normbench.norms")
+# What latency times every case against by default (the suite's `reference`), then what a run without it
+# (an older run, a suite without LayerNorm) takes its speedups against: the first of these it holds.
+SPEEDUP_REFERENCES = ("layernorm:module", "rmsnorm:module")
 
 
 @dataclass
