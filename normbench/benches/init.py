@@ -156,14 +156,14 @@ def output_change_rows(model, x, seed: int) -> list[dict]:
     generator = torch.Generator().manual_seed(seed + 7)  # apart from the model's and the batches' streams
     total = 0.0
     with torch.no_grad():
-        f0 = model.hidden(x)
+        f0 = model.head_input(x)
         saved = [w.detach().clone() for w in weights]
         try:
             for _ in range(PERTURB_DRAWS):
                 for w, w0 in zip(weights, saved, strict=True):
                     noise = torch.randn(w0.shape, generator=generator).to(w0.device)
                     w.copy_(w0 * (1 + PERTURBATION * noise))
-                total += float((model.hidden(x) - f0).double().pow(2).sum(-1).mean())
+                total += float((model.head_input(x) - f0).double().pow(2).sum(-1).mean())
         finally:
             for w, w0 in zip(weights, saved, strict=True):
                 w.copy_(w0)

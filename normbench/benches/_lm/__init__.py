@@ -141,7 +141,7 @@ def build_model(case, vocab: int):
     """The seeded model for a case: torch's global generator is seeded with `seed` right before."""
     import torch
 
-    from normbench.models import DecoderLM, ModelConfig
+    from normbench.models import ModelConfig, TransformerLM
 
     p = case.params
     check_device(p["device"])
@@ -163,7 +163,7 @@ def build_model(case, vocab: int):
         objective=p["objective"],
         pad=p.get("batching", "windows") != "windows",
     )
-    return DecoderLM(cfg).to(p["device"])
+    return TransformerLM(cfg).to(p["device"])
 
 
 def data_rows(data) -> list[dict]:
