@@ -7,9 +7,9 @@ from __future__ import annotations
 from normbench.benches._block.names import BLOCKS, norm_of
 from normbench.benches._memory import peak_memory_row
 from normbench.benches._samples import case_timer, ratio_rows, sample_stat, timing_rows
-from normbench.benches._tensors import check_device, check_dtype
+from normbench.benches._tensors import DTYPES, check_device, check_dtype
 from normbench.benches.base import Bench, CaseResult, register_bench
-from normbench.benches.latency import DTYPES, STAT_PARAM
+from normbench.benches.latency import STAT_PARAM
 from normbench.core.params import Param
 from normbench.norms import get_norm
 from normbench.norms._inputs import make_input, perturb_params

@@ -42,7 +42,7 @@ from normbench.benches._latency.process import machine_speed_reading, machine_sp
 from normbench.benches._latency.round_set import COPY, peers_of, place, prepare, round_seed, timed_only
 from normbench.benches._latency.sides import time_sides
 from normbench.benches._samples import case_timer
-from normbench.benches._tensors import check_device, check_dtype
+from normbench.benches._tensors import DTYPES, check_device, check_dtype
 from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
 from normbench.norms import SPEEDUP_REFERENCES, reference_problem
@@ -51,7 +51,6 @@ from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
-DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 MODES = ("fwd", "fwd+bwd")
 # The statistic of the raw samples that derived figures (GB/s, fraction of copy, cost over a Linear) and the
 # tables use. median: the default, robust to a few disturbed samples. min: the least-disturbed sample, for a

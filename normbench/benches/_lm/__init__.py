@@ -166,6 +166,11 @@ def build_model(case, vocab: int):
     return TransformerLM(cfg).to(p["device"])
 
 
+def site_layer(site: str, n_layers: int) -> int:
+    """A norm site's layer: '3.attn' -> 3; '0.embed' -> 0; 'final' -> N + 1."""
+    return n_layers + 1 if site == "final" else int(site.split(".")[0])
+
+
 def data_rows(data) -> list[dict]:
     """The data's reference losses as rows (unigram entropy, and the optimum when it is known)."""
     rows = [{"metric": "unigram_entropy", "unit": "nats", "value": data.unigram_entropy}]
