@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 
 from normbench.norms import get_norm
-from normbench.norms._inputs import make_input, perturb_params
+from normbench.norms.inputs import make_input, perturb_params
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
 from normbench.timing.pages import apply_state, clear_state, default_state
 from normbench.timing.process import FAULT_SAMPLES_FLAG

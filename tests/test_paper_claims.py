@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from normbench.analysis.claims import evaluate
-from normbench.analysis.claims._stats import behind_reference, mean_ci, not_converged, paired, slope_with_ci
+from normbench.analysis.claims.stats import behind_reference, mean_ci, not_converged, paired, slope_with_ci
 from normbench.analysis.claims.xiong import ffn_band
 from normbench.analysis.runs import stability_runs
 

@@ -1,4 +1,4 @@
-"""Shared helpers for benches that call norm implementations on tensors (the inputs they draw: norms/_inputs.py)."""
+"""Shared helpers for benches that call norm implementations on tensors (the inputs they draw: norms/inputs.py)."""
 
 from __future__ import annotations
 

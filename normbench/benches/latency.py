@@ -46,7 +46,7 @@ from normbench.benches._tensors import DTYPES, check_device, check_dtype
 from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
 from normbench.norms import SPEEDUP_REFERENCES, reference_problem
-from normbench.norms._inputs import INPUTS
+from normbench.norms.inputs import INPUTS
 from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
@@ -174,7 +174,7 @@ class Latency(Bench):
 
         import torch
 
-        from normbench.norms._inputs import make_input
+        from normbench.norms.inputs import make_input
 
         p = effective_params(case.params)
         keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy
