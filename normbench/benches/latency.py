@@ -1,4 +1,4 @@
-"""Latency of one norm implementation on a (tokens, hidden) tensor: forward-only under
+"""Latency of one norm implementation on a (tokens, d) tensor: forward-only under
 torch.inference_mode, or forward+backward (gradients for the input and the parameters, reset before
 every call as an optimizer's zero_grad(set_to_none=True) would).
 

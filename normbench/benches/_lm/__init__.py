@@ -52,7 +52,7 @@ MODEL_PARAMS = {
         str, "n01", choices=EMBEDS, help="n01: token, position each N(0,1) (E||x0||^2 = 2d); unit: = d"
     ),
     "depth": Param(int, 6, minimum=1, help="number of layers N (each: attention + FFN)"),
-    "d": Param(int, 64, minimum=2, help="hidden size"),
+    "d": Param(int, 64, minimum=2, help="model width (the residual stream's size)"),
     "heads": Param(int, 2, minimum=1, help="attention heads (must divide d)"),
     "ffn": Param(int, 256, minimum=1, help="FFN width"),
     "seq": Param(int, 64, minimum=2, help="sequence length"),
