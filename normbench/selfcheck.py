@@ -29,11 +29,12 @@ import sys
 from dataclasses import dataclass
 
 from normbench.norms import get_norm
-from normbench.norms._inputs import make_input, perturb_params
+from normbench.norms.inputs import make_input, perturb_params
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
 from normbench.timing.pages import apply_state, clear_state, default_state
+from normbench.timing.process import FAULT_SAMPLES_FLAG
 
-# (norm, impl, tokens, hidden): LayerNorm small and large, RMSNorm at the two shapes that read levels in fresh processes, a copy.
+# (norm, impl, tokens, d): LayerNorm small and large, RMSNorm at the two shapes that read levels in fresh processes, a copy.
 DEFAULT_OPS = (
     ("layernorm", "module", 512, 256),
     ("layernorm", "module", 4096, 1024),
@@ -42,7 +43,6 @@ DEFAULT_OPS = (
     ("identity", "copy", 4096, 1024),
 )
 AGREE_WITHIN = 0.05  # the goal of selfcheck: within 5% of torch.utils.benchmark, in either order
-FAULT_SAMPLES_FLAG = 0.25  # as timing/process.py: a quarter of the samples faulted = systematic
 
 
 @dataclass(frozen=True)
@@ -50,31 +50,31 @@ class Op:
     norm: str
     impl: str
     tokens: int
-    hidden: int
+    d: int
 
     @property
     def label(self) -> str:
-        return f"{self.norm}:{self.impl} {self.tokens}x{self.hidden}"
+        return f"{self.norm}:{self.impl} {self.tokens}x{self.d}"
 
 
 def parse_op(text: str) -> Op:
-    """'norm:impl:TOKENSxHIDDEN', e.g. 'rmsnorm:module:4096x1024'."""
+    """'norm:impl:TOKENSxD', e.g. 'rmsnorm:module:4096x1024'."""
     try:
         norm, impl, shape = text.split(":")
-        tokens, hidden = (int(v) for v in shape.lower().split("x"))
+        tokens, d = (int(v) for v in shape.lower().split("x"))
     except ValueError:
         raise ValueError(
-            f"--op {text!r}: expected norm:impl:TOKENSxHIDDEN, e.g. rmsnorm:module:4096x1024"
+            f"--op {text!r}: expected norm:impl:TOKENSxD, e.g. rmsnorm:module:4096x1024"
         ) from None
-    return Op(norm, impl, tokens, hidden)
+    return Op(norm, impl, tokens, d)
 
 
 def build_call(op: Op):
     """A zero-argument call of the op's forward on a seeded fp32 input, under inference_mode."""
     import torch
 
-    x = make_input("normal", op.tokens, op.hidden, dtype=torch.float32, device="cpu", seed=0)
-    built = get_norm(op.norm).build(op.impl, op.hidden, eps=1e-5, dtype=torch.float32, device="cpu")
+    x = make_input("normal", op.tokens, op.d, dtype=torch.float32, device="cpu", seed=0)
+    built = get_norm(op.norm).build(op.impl, op.d, eps=1e-5, dtype=torch.float32, device="cpu")
     perturb_params(built, 0)
     fn = built.fn
 

@@ -49,9 +49,9 @@ def test_loading_and_expanding_a_suite_with_an_include_expands_each_case_once(to
     ]
     # the ids are what an independent expansion gives: the hash of kind, norm, impl and the parameters,
     # less those added later and still at their default (reference, pairing: they never change an id)
-    assert {"reference", "pairing"} <= set(cases[0].hidden)
+    assert {"reference", "pairing"} <= set(cases[0].unhashed)
     for c in cases:
-        hashed = {k: v for k, v in c.params.items() if k not in c.hidden}
+        hashed = {k: v for k, v in c.params.items() if k not in c.unhashed}
         assert c.case_id == case_id(c.kind, c.norm, c.impl, hashed)
 
 

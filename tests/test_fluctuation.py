@@ -9,7 +9,7 @@ import torch
 from normbench.benches import RunContext
 from normbench.benches._init.scale_invariance import SCALES, scale_grad_rows
 from normbench.benches._lm.fluctuation import FluctuationRecorder, fluctuation_rows
-from normbench.models.transformer import DecoderLM, ModelConfig
+from normbench.models.transformer import ModelConfig, TransformerLM
 from normbench.runner import run_one
 from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
@@ -61,7 +61,7 @@ def test_powernorm_quadratic_mean_distance_uses_running_phi():
 
 def test_recorder_measures_against_the_statistics_before_the_step_updates_them():
     torch.manual_seed(0)
-    model = DecoderLM(
+    model = TransformerLM(
         ModelConfig(
             vocab=9,
             depth=2,
@@ -151,7 +151,7 @@ def test_probe_uses_batch_statistics_and_leaves_running_statistics_alone():
     from normbench.benches._lm.training import probe
 
     torch.manual_seed(0)
-    model = DecoderLM(
+    model = TransformerLM(
         ModelConfig(
             vocab=9,
             depth=1,

@@ -12,7 +12,7 @@ from normbench.benches import _lm
 from normbench.core.errors import SuiteError
 from normbench.data import mask_tokens
 from normbench.models import transformer as tf
-from normbench.models.transformer import DecoderLM, ModelConfig
+from normbench.models.transformer import ModelConfig, TransformerLM
 from normbench.suite.load import parse_suite
 
 V, D, FFN_WIDTH = 11, 16, 32
@@ -20,7 +20,7 @@ V, D, FFN_WIDTH = 11, 16, 32
 
 def make(**kw):
     torch.manual_seed(kw.pop("seed", 0))
-    return DecoderLM(
+    return TransformerLM(
         ModelConfig(**{"vocab": V, "depth": 2, "d": D, "heads": 2, "ffn": FFN_WIDTH, "seq": 8, **kw})
     )
 
@@ -89,7 +89,7 @@ def test_periln_normalizes_the_embedding_and_both_sides_of_each_sublayer():
     x = ln(model.tok_emb.weight[idx] + model.pos_emb.weight[:8])
     x = x + ln(lin(block.attn.out_proj, heads(block.attn, ln(x))))
     x = x + ln(lin(block.ffn.fc2, torch.relu(lin(block.ffn.fc1, ln(x)))))
-    torch.testing.assert_close(model.hidden(idx), ln(x), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(model.head_input(idx), ln(x), rtol=1e-5, atol=1e-5)
 
 
 def test_magneto_gamma_scales_v_out_fc1_fc2_only():
@@ -142,7 +142,7 @@ def test_masked_loss_at_init_is_between_ln_v_and_ln_v_plus_half_the_logit_varian
     # ln V <= E[CE] = E[logsumexp z] - E[z_y] <= ln(V E[e^z]) - 0 = ln V + s^2/2 for z ~ N(0, s^2) per entry;
     # s^2 is measured from the same logits. 8 x 64 windows, ~77 masked positions each: the mean's sd < 0.02.
     torch.manual_seed(0)
-    model = DecoderLM(
+    model = TransformerLM(
         ModelConfig(vocab=64, depth=2, d=32, heads=2, ffn=64, seq=64, placement="pre", objective="masked")
     )
     g = torch.Generator().manual_seed(1)

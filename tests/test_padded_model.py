@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from normbench.benches import RunContext
 from normbench.core.errors import SuiteError
-from normbench.models import DecoderLM, ModelConfig
+from normbench.models import ModelConfig, TransformerLM
 from normbench.runner import run_one
 from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
@@ -27,7 +27,7 @@ def model(norm, impl, placement="pre", objective="masked", seed=0):
         vocab=V, depth=2, d=16, heads=2, ffn=32, seq=12, placement=placement, norm=norm, impl=impl,
         objective=objective, pad=True,
     )  # fmt: skip
-    return DecoderLM(cfg)
+    return TransformerLM(cfg)
 
 
 def batch_with_padding(m, extra: int, junk: int | None = None):
@@ -51,7 +51,7 @@ def test_real_positions_do_not_see_the_padding(norm, impl, placement):
     for extra, junk in [(0, None), (3, None), (3, 4)]:
         m = model(norm, impl, placement).train()
         idx, pad = batch_with_padding(m, extra, junk)
-        h = m.hidden(idx, key_padding_mask=pad)
+        h = m.head_input(idx, key_padding_mask=pad)
         outs.append(h[~pad])
         grads.append(torch.autograd.grad(h[~pad].square().sum(), m.blocks[0].attn.q_proj.weight)[0])
         buffers.append([b.clone() for b in m.buffers()])
@@ -67,7 +67,7 @@ def test_the_pad_id_is_found_from_the_ids_and_its_embedding_is_zero():
     assert m.pad_id == V + 1 and m.tok_emb.weight.shape[0] == V + 2  # after [MASK]
     assert torch.equal(m.tok_emb.weight[m.pad_id], torch.zeros(16))
     idx, pad = batch_with_padding(m, 2)
-    torch.testing.assert_close(m.hidden(idx), m.hidden(idx, key_padding_mask=pad))
+    torch.testing.assert_close(m.head_input(idx), m.head_input(idx, key_padding_mask=pad))
     assert model("layernorm", None, objective="causal").pad_id == V
 
 
@@ -77,7 +77,7 @@ def test_batchnorm_statistics_are_those_of_the_real_tokens():
     first = m.blocks[0].ln_attn
     first.kept, seen = [], []
     first.register_forward_hook(lambda mod, args, out: seen.append(out.detach()))
-    m.hidden(idx, key_padding_mask=pad)
+    m.head_input(idx, key_padding_mask=pad)
     (x,) = first.kept  # the real tokens of the first BatchNorm's input, (real tokens, d)
     assert x.shape == (int((~pad).sum()), 16)
     # normalized with the real tokens' mean and biased variance (γ = 1, β = 0 at init); padded outputs 0

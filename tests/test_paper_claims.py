@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from normbench.analysis.claims import evaluate
-from normbench.analysis.claims._stats import behind_reference, mean_ci, not_converged, paired, slope_with_ci
+from normbench.analysis.claims.stats import behind_reference, mean_ci, not_converged, paired, slope_with_ci
 from normbench.analysis.claims.xiong import ffn_band
 from normbench.analysis.runs import stability_runs
 
@@ -459,7 +459,7 @@ def lemma2_rows_of_real_models(fc2_gain: float, depths=(4, 8), seeds=range(10), 
     embeddings, W^Q = W^K = 0); fc2_gain ≠ 1 multiplies every fc2 weight after the init: a wrong model."""
     import torch
 
-    from normbench.models import DecoderLM, ModelConfig
+    from normbench.models import ModelConfig, TransformerLM
 
     rows = []
     for depth in depths:
@@ -476,14 +476,14 @@ def lemma2_rows_of_real_models(fc2_gain: float, depths=(4, 8), seeds=range(10), 
                 qk_init="zero",
                 embed="unit",
             )
-            model = DecoderLM(cfg)
+            model = TransformerLM(cfg)
             with torch.no_grad():
                 for block in model.blocks:
                     block.ffn.fc2.weight.mul_(fc2_gain)
             idx = torch.randint(64, (16, 32), generator=torch.Generator().manual_seed(1234))
             stream: list = []
             with torch.no_grad():
-                model.hidden(idx, stream)
+                model.head_input(idx, stream)
             params = {
                 "placement": "pre",
                 "init": "xavier",

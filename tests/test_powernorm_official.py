@@ -77,7 +77,7 @@ def test_official_steps_match_the_authors_equations_across_the_warmup():
 def test_a_model_ties_groups_to_heads_and_training_to_the_lr_warmup():
     from normbench.benches._lm.training import TrainSpec, train
     from normbench.data import load_data
-    from normbench.models import DecoderLM, ModelConfig
+    from normbench.models import ModelConfig, TransformerLM
 
     data = load_data("markov", seed=1)
     torch.manual_seed(0)
@@ -93,7 +93,7 @@ def test_a_model_ties_groups_to_heads_and_training_to_the_lr_warmup():
         impl="official",
         objective="masked",
     )
-    model = DecoderLM(cfg)
+    model = TransformerLM(cfg)
     inner = [n.inner for n in model.norms()]
     assert {m.groups for m in inner} == {4}
     spec = TrainSpec(
@@ -103,7 +103,7 @@ def test_a_model_ties_groups_to_heads_and_training_to_the_lr_warmup():
     assert {m.warmup_iters for m in inner} == {5} and {int(m.iters) for m in inner} >= {3}
     # official_final1000: the encoder's final norm keeps NormSelect's 1000 calls, as the authors build it
     torch.manual_seed(0)
-    literal = DecoderLM(dataclasses.replace(cfg, impl="official_final1000"))
+    literal = TransformerLM(dataclasses.replace(cfg, impl="official_final1000"))
     train(literal, data, spec)
     assert {n.inner.warmup_iters for n in literal.norms() if n.site != "final"} == {5}
     assert literal.final_norm.inner.warmup_iters == 1000

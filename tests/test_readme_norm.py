@@ -69,3 +69,21 @@ def test_block_case_runs_and_validates(softsign):
     m, rows, status, error = run("block", None, None, block="softsign", tokens=16, d=16)
     assert status == "ok", error
     assert per_tensor(rows, "err_abs")["y"] < 1e-5 and m["time_median"] > 0
+
+
+def test_a_builder_may_call_the_width_otherwise():
+    """The page's promise: builders get d positionally, so a plugin written as `hidden` still builds."""
+
+    class Older(registry.Norm):
+        name = "older"
+
+        @registry.impl("module")
+        def module(self, hidden, *, eps, dtype, device):
+            return registry.Built(lambda x: x * hidden)
+
+        def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
+            return tokens * hidden * itemsize
+
+    Older.impls = {"module": Older.module._normbench_impl}  # as register_norm, without registering
+    assert Older().build("module", 3, eps=1e-5, dtype=None, device="cpu").fn(2) == 6
+    assert Older().bytes_moved("module", 2, 3, 4, "fwd") == 24

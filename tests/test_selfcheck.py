@@ -58,7 +58,7 @@ def test_cv_of_constant_and_single_values():
 
 @pytest.mark.parametrize("text", ["layernorm", "layernorm:module:4096", "layernorm:module:ax2"])
 def test_parse_op_rejects_malformed(text):
-    with pytest.raises(ValueError, match="expected norm:impl:TOKENSxHIDDEN"):
+    with pytest.raises(ValueError, match="expected norm:impl:TOKENSxD"):
         sc.parse_op(text)
     assert sc.parse_op("rmsnorm:module:4096x1024") == sc.Op("rmsnorm", "module", 4096, 1024)
 

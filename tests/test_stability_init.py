@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from normbench.benches.init import init_rows
 from normbench.data import load_data, sample_windows
-from normbench.models.transformer import DecoderLM, ModelConfig
+from normbench.models.transformer import ModelConfig, TransformerLM
 
 P = {"data_seed": 5, "batches": 3, "batch": 4, "seq": 8, "device": "cpu", "jacobian_tokens": 16}
 D = 16
@@ -63,7 +63,7 @@ def hand_forward(model, idx, placement):
 def test_init_metrics_match_a_hand_computation(placement):
     data = load_data("markov", seed=1)
     torch.manual_seed(0)
-    model = DecoderLM(
+    model = TransformerLM(
         ModelConfig(vocab=data.vocab, depth=2, d=D, heads=2, ffn=32, seq=8, placement=placement)
     )
     rows = init_rows(model, data, P)

@@ -8,12 +8,14 @@ import torch.nn.functional as F
 
 from normbench.benches import _lm
 from normbench.models import transformer as tf
-from normbench.models.transformer import DecoderLM, ModelConfig
+from normbench.models.transformer import ModelConfig, TransformerLM
 
 
 def make(**kw):
     torch.manual_seed(kw.pop("seed", 0))
-    return DecoderLM(ModelConfig(**{"vocab": 11, "depth": 3, "d": 16, "heads": 2, "ffn": 32, "seq": 8, **kw}))
+    return TransformerLM(
+        ModelConfig(**{"vocab": 11, "depth": 3, "d": 16, "heads": 2, "ffn": 32, "seq": 8, **kw})
+    )
 
 
 def linears(block):
@@ -88,7 +90,7 @@ def test_pre_ln_has_a_final_norm_feeding_the_head():
     assert post.final_norm is None and post.last_norm() is post.blocks[-1].ln_ffn
     idx = torch.randint(11, (2, 8))
     stream = []
-    h = pre.hidden(idx, stream)
+    h = pre.head_input(idx, stream)
     torch.testing.assert_close(h, F.layer_norm(stream[-1], (16,), eps=1e-5))
     block, x = pre.blocks[0], stream[0]
     mid = x + block.attn(F.layer_norm(x, (16,), eps=1e-5))

@@ -10,7 +10,7 @@ import torch
 from normbench.benches._lm.training import TrainSpec, train, trainable
 from normbench.core.errors import SuiteError
 from normbench.data import load_data
-from normbench.models import DecoderLM, ModelConfig
+from normbench.models import ModelConfig, TransformerLM
 from normbench.suite.load import parse_suite
 
 DATA = load_data("markov", seed=1)
@@ -19,7 +19,7 @@ DATA = load_data("markov", seed=1)
 def model(placement="deepnorm", init="deepnorm"):
     torch.manual_seed(0)
     cfg = ModelConfig(vocab=DATA.vocab, depth=2, d=16, heads=2, ffn=32, seq=8, placement=placement, init=init)
-    return DecoderLM(cfg)
+    return TransformerLM(cfg)
 
 
 def names_of(m, params) -> set[str]:

@@ -217,7 +217,7 @@ def test_old_parameter_names_are_aliases_with_the_same_case_ids():
     assert {c.case_id for c in new_cases if c.kind != "latency"} <= stored
     assert len(stored - {c.case_id for c in new_cases}) == sum(c.kind == "latency" for c in new_cases)
     latency = next(c for c in new_cases if c.kind == "latency")
-    hashed = {k: v for k, v in latency.params.items() if k not in latency.hidden}  # reference, pairing
+    hashed = {k: v for k, v in latency.params.items() if k not in latency.unhashed}  # reference, pairing
     assert latency.case_id == case_id("latency", latency.norm, latency.impl, hashed)
 
 

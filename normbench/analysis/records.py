@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from normbench.benches import all_benches
+from normbench.norms import SPEEDUP_REFERENCES
 from normbench.results.schema import RESERVED
 
 WIDE_LABELS = {"tensor"}
@@ -100,7 +101,7 @@ def _latency_fields(records: pd.DataFrame, params: list[str], baseline: str | No
     if "above_copy" in records:  # the copy probe timed against itself: above 1 is noise, not implausible
         records.loc[records["norm"] == "identity", "above_copy"] = np.nan
     label = records["norm"] + ":" + records["impl"]
-    base = baseline or next((b for b in ("layernorm:module", "rmsnorm:module") if b in set(label)), None)
+    base = baseline or next((b for b in SPEEDUP_REFERENCES if b in set(label)), None)
     if base is None:
         return records
     keys = [k for k in params if k in records]  # the baseline's case has the same parameters

@@ -156,9 +156,9 @@ def _within_budget(sections: list[list[SummaryLine]], budget: int) -> list[Summa
     out = []
     for section, size in zip(sections, sizes, strict=True):
         if size < len(section):
-            hidden = len(section) - size + 1
+            left_out = len(section) - size + 1
             kept = section[: size - 1]
-            more = f"… {hidden} more lines: `normbench report --full`"
+            more = f"… {left_out} more lines: `normbench report --full`"
             section = [*kept, SummaryLine(section[0].section, more)]
         out.extend(section)
     return out

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from normbench.core.tables import Table
 
-from normbench.analysis.claims._stats import mean_ci
+from normbench.analysis.claims.stats import mean_ci
 from normbench.analysis.runs import config_keys, norm_sort_key, stability_param_names, training_runs
 
 SHAPE_KEYS = ("device", "dtype", "cache", "stat", "tokens", "d")

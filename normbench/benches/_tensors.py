@@ -1,9 +1,12 @@
-"""Shared helpers for benches that call norm implementations on tensors (the inputs they draw: norms/_inputs.py)."""
+"""Shared helpers for benches that call norm implementations on tensors (the inputs they draw: norms/inputs.py)."""
 
 from __future__ import annotations
 
 from normbench.core.errors import SkipCase
 from normbench.norms.registry import check_output
+
+# A suite's dtype name -> torch's (getattr(torch, ...)): every tensor bench takes these four.
+DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 
 
 def check_device(device: str) -> None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from normbench.benches._block.names import BLOCKS, norm_of
 from normbench.benches._memory import peak_memory_row
 from normbench.benches._samples import case_timer, ratio_rows, sample_stat, timing_rows
-from normbench.benches._tensors import check_device, check_dtype
+from normbench.benches._tensors import DTYPES, check_device, check_dtype
 from normbench.benches.base import Bench, CaseResult, register_bench
-from normbench.benches.latency import DTYPES, STAT_PARAM
+from normbench.benches.latency import STAT_PARAM
 from normbench.core.params import Param
 from normbench.norms import get_norm
-from normbench.norms._inputs import make_input, perturb_params
+from normbench.norms.inputs import make_input, perturb_params
 from normbench.timing import measure_interleaved
 from normbench.timing.paired import paired_ratios
 
@@ -135,7 +135,7 @@ class Block(Bench):
 
 def build_block(p: dict, dtype, norms=get_norm):
     """(Linear, norm or None, Built or None): a seeded Linear and the block's norm module, its parameters
-    moved off their init (norms/_inputs.py perturb_params) so the affine part is exercised. `norms`: where
+    moved off their init (norms/inputs.py perturb_params) so the affine part is exercised. `norms`: where
     the norm comes from (another commit's registry under `normbench ab`)."""
     import torch
     from torch import nn

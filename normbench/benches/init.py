@@ -5,7 +5,7 @@ gradients before the first step. What is measured and how: docs/methodology.md, 
 from __future__ import annotations
 
 from normbench.benches._init.scale_invariance import scale_grad_rows
-from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows
+from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows, site_layer
 from normbench.benches.base import CaseResult, register_bench
 from normbench.core.params import Param
 from normbench.core.tolerance import ulps_tolerance
@@ -156,14 +156,14 @@ def output_change_rows(model, x, seed: int) -> list[dict]:
     generator = torch.Generator().manual_seed(seed + 7)  # apart from the model's and the batches' streams
     total = 0.0
     with torch.no_grad():
-        f0 = model.hidden(x)
+        f0 = model.head_input(x)
         saved = [w.detach().clone() for w in weights]
         try:
             for _ in range(PERTURB_DRAWS):
                 for w, w0 in zip(weights, saved, strict=True):
                     noise = torch.randn(w0.shape, generator=generator).to(w0.device)
                     w.copy_(w0 * (1 + PERTURBATION * noise))
-                total += float((model.hidden(x) - f0).double().pow(2).sum(-1).mean())
+                total += float((model.head_input(x) - f0).double().pow(2).sum(-1).mean())
         finally:
             for w, w0 in zip(weights, saved, strict=True):
                 w.copy_(w0)
@@ -177,11 +177,6 @@ def output_change_rows(model, x, seed: int) -> list[dict]:
             "site": "head_input",
         }
     ]
-
-
-def site_layer(site: str, n_layers: int) -> int:
-    """'3.attn' -> 3; 'final' -> N + 1."""
-    return n_layers + 1 if site == "final" else int(site.split(".")[0])
 
 
 def jacobian_rows(norms, kept, cfg, tokens: int, n_layers: int) -> list[dict]:

@@ -24,12 +24,11 @@ from normbench.benches._jacobian.rows import (
     max_rel_err,
     resolve_method,
 )
-from normbench.benches._tensors import check_device
+from normbench.benches._tensors import DTYPES, check_device
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.core.params import Param
 from normbench.core.tolerance import Tolerance, ulps_tolerance
 
-DTYPES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 MACHINE_EPS = {"fp64": 2.22e-16, "fp32": 1.19e-7, "bf16": 7.81e-3, "fp16": 9.77e-4}
 TOL_FLOOR = 4  # Lanczos cannot resolve a relative residual below a few machine epsilons
 # measured/bound counts as "held" up to rounding in the case's dtype (the ε = 0 equality cases land on 1)
@@ -72,7 +71,7 @@ class Jacobian(Bench):
             float, 1e-5, minimum=0.0, help="the norm's ε (0 allowed: zero-variance inputs then fail)"
         ),
         "gain": Param(str, "ones", choices=("ones", "random"), help="γ = 1, or γ = 1 + 0.5·N(0,1) seeded"),
-        "dtype": Param(str, "fp64", choices=tuple(DTYPES)),
+        "dtype": Param(str, "fp64", choices=tuple(sorted(DTYPES, key=lambda k: k != "fp64"))),  # fp64 first
         "dist": Param(
             str, "gaussian", choices=DISTS, help="input distribution (normbench/benches/_jacobian/inputs.py)"
         ),

@@ -1,4 +1,4 @@
-"""Latency of one norm implementation on a (tokens, hidden) tensor: forward-only under
+"""Latency of one norm implementation on a (tokens, d) tensor: forward-only under
 torch.inference_mode, or forward+backward (gradients for the input and the parameters, reset before
 every call as an optimizer's zero_grad(set_to_none=True) would).
 
@@ -42,16 +42,15 @@ from normbench.benches._latency.process import machine_speed_reading, machine_sp
 from normbench.benches._latency.round_set import COPY, peers_of, place, prepare, round_seed, timed_only
 from normbench.benches._latency.sides import time_sides
 from normbench.benches._samples import case_timer
-from normbench.benches._tensors import check_device, check_dtype
+from normbench.benches._tensors import DTYPES, check_device, check_dtype
 from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
-from normbench.norms import reference_problem
-from normbench.norms._inputs import INPUTS
+from normbench.norms import SPEEDUP_REFERENCES, reference_problem
+from normbench.norms.inputs import INPUTS
 from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
-DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 MODES = ("fwd", "fwd+bwd")
 # The statistic of the raw samples that derived figures (GB/s, fraction of copy, cost over a Linear) and the
 # tables use. median: the default, robust to a few disturbed samples. min: the least-disturbed sample, for a
@@ -136,7 +135,7 @@ class Latency(Bench):
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
         "reference": Param(
             str,
-            "layernorm:module",
+            SPEEDUP_REFERENCES[0],
             check=reference_problem,
             help="the implementation every case is timed against in the same rounds (time_vs_ref)",
             hashed_at_default=False,
@@ -175,7 +174,7 @@ class Latency(Bench):
 
         import torch
 
-        from normbench.norms._inputs import make_input
+        from normbench.norms.inputs import make_input
 
         p = effective_params(case.params)
         keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy

@@ -9,7 +9,7 @@ run alone can know (see `status_of`): diverged (a non-finite loss, or a held-out
 the step where the training loss last left that band); stuck (held-out loss within `stuck_tol` nats of the unigram model's loss on the same
 held-out windows: it learned no more than symbol frequencies); else ok. `not_converged` (>= 0.3 nats behind a
 named reference run at the same seed and depth) needs a second case, so it is judged at report/claim time
-(analysis/claims/_stats.py `not_converged`), never stored. Time series (loss
+(analysis/claims/stats.py `not_converged`), never stored. Time series (loss
 every step; lr, gradient norms, model update and norm inputs every `every` steps) carry a `step` column,
 per-layer values a `layer` and `site` column. objective = "masked": every loss (training, held-out, the
 unigram model's) is over the masked positions, so the judgements compare like with like. Norms with batch

@@ -1,4 +1,4 @@
-"""Draw a run's figures (headless matplotlib): latency and GB/s vs hidden size, Jacobian norms vs the
+"""Draw a run's figures (headless matplotlib): latency and GB/s vs the width d, Jacobian norms vs the
 bound, loss and model-update curves, per-layer profiles at init."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def command(
     op: Annotated[
         list[str] | None,
         typer.Option(
-            help="norm:impl:TOKENSxHIDDEN to time (repeatable; default: five ops, normbench/selfcheck.py)."
+            help="norm:impl:TOKENSxD to time (repeatable; default: five ops, normbench/selfcheck.py)."
         ),
     ] = None,
     runs: Annotated[int, typer.Option(help="Processes per order (forward and reversed).", min=1)] = 2,

@@ -27,12 +27,12 @@ class Case:
     timeout_s: float | None = None  # a limit, not part of the case's identity (not in case_id)
     # parameters added after cases were stored, at their default: out of the id and the label, so a case
     # reads and selects as it did before they existed (core/params.py, hashed_at_default)
-    hidden: tuple[str, ...] = ()
+    unhashed: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
-        """Every parameter (but `hidden`): what --only matches against."""
-        shown = (f"{k}={v}" for k, v in self.params.items() if k not in self.hidden)
+        """Every parameter (but `unhashed`): what --only matches against."""
+        shown = (f"{k}={v}" for k, v in self.params.items() if k not in self.unhashed)
         return self._head() + " " + " ".join(shown)
 
     @property

@@ -89,7 +89,7 @@ _PAIR = re.compile(r" (?=[A-Za-z_][A-Za-z0-9_]*=)")
 
 
 def split_label(label: str) -> tuple[str, dict[str, str]]:
-    """'latency layernorm:module tokens=8 hidden=16' -> ('latency layernorm:module', {tokens: '8', ...});
+    """'latency layernorm:module tokens=8 d=16' -> ('latency layernorm:module', {tokens: '8', ...});
     a value with spaces stays whole (a pair starts only where `name=` follows a space)."""
     pieces = _PAIR.split(label)
     head, params = pieces[0], {}

@@ -5,17 +5,17 @@ encoder-decoder from the same parts (DeepNet's encoder-decoder constants). Impor
 torch; bench modules import it inside run_case only."""
 
 from normbench.models.encdec import EncDecConfig, EncoderDecoder
-from normbench.models.transformer import OBJECTIVES, PLACEMENTS, DecoderLM, ModelConfig
+from normbench.models.transformer import OBJECTIVES, PLACEMENTS, ModelConfig, TransformerLM
 from normbench.models.weight_init import INITS, deepnorm_alpha, deepnorm_beta, depth_scale, magneto_gamma
 
 __all__ = [
     "INITS",
     "OBJECTIVES",
     "PLACEMENTS",
-    "DecoderLM",
     "EncDecConfig",
     "EncoderDecoder",
     "ModelConfig",
+    "TransformerLM",
     "deepnorm_alpha",
     "deepnorm_beta",
     "depth_scale",

@@ -10,7 +10,7 @@ Each norm comes from the registry through NormLayer (models/norm.py), in the lay
 a norm with batch statistics (BatchNorm, PowerNorm) normalizes each channel over the batch and every
 pixel, i.e. BatchNorm2d (the (B·H·W, C) view); a per-sample norm (LayerNorm, RMSNorm, DyT) normalizes each
 image over every unit of the layer, C·H·W of them with a gain and bias per unit, as the LayerNorm paper
-defines it ("all the hidden units in a layer", §3), not per pixel over channels. identity = no norm."""
+defines it (over all the units of a layer, §3), not per pixel over channels. identity = no norm."""
 
 from __future__ import annotations
 

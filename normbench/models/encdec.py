@@ -1,7 +1,7 @@
 """An encoder-decoder Transformer (Vaswani et al. 2017) built from the decoder-only model's parts
 (transformer.py: Attention, FFN, NormLayer, `sublayer`), for DeepNet's encoder-decoder constants and its
 Theorem 4.3 (the decoder is the less stable side). Shapes: B = batch, S = source length, T = target
-length, d = hidden, H = heads, F = FFN width, V = vocabulary, N = encoder layers, M = decoder layers.
+length, d = width, H = heads, F = FFN width, V = vocabulary, N = encoder layers, M = decoder layers.
 
     encoder layer l = 1..N    x <- sub(x, SelfAttn(., key padding of the source))      bidirectional
                               x <- sub(x, FFN)

@@ -38,7 +38,7 @@ class NormLayer(nn.Module):
         impl = impl or registered.module_impl  # the norm's declared model implementation (norms/registry.py)
         if impl is None:
             raise ValueError(f"{norm} declares no module implementation (module_impl) to put in a model")
-        # built on the CPU in fp32 like every other module here; DecoderLM.to(device) moves it
+        # built on the CPU in fp32 like every other module here; TransformerLM.to(device) moves it
         built = registered.build(impl, width, eps=eps, dtype=torch.float32, device="cpu")
         if not isinstance(built.module, nn.Module):
             raise ValueError(f"{norm}:{impl} has no nn.Module to put in a model; use an impl that has one")

@@ -1,5 +1,5 @@
 """A small transformer whose normalization *placement*, *norm*, *init* and *objective* are parameters, for
-the stability and init benches. nanoGPT style; shapes are B = batch, T = sequence, d = hidden, H = heads,
+the stability and init benches. nanoGPT style; shapes are B = batch, T = sequence, d = width, H = heads,
 F = FFN width, V = vocabulary, N = number of layers (blocks).
 
 Placements (each block is an attention sub-layer then an FFN sub-layer, G = the sub-layer):
@@ -166,7 +166,7 @@ class FFN(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(cfg.d, cfg.ffn)  # W^1: (d -> F)
         self.fc2 = nn.Linear(cfg.ffn, cfg.d)  # W^2: (F -> d), the weight Xiong's Theorem 1 bounds
-        self.sub_norm = sub_norm  # Sub-LN: an LN over the F hidden units before fc2
+        self.sub_norm = sub_norm  # Sub-LN: an LN over the F units of the FFN before fc2
 
     def forward(self, x):  # (B, T, d) -> (B, T, F) -> (B, T, d)
         h = F.relu(self.fc1(x))
@@ -218,8 +218,8 @@ def sublayer(block: nn.Module, x, branch, name: str, pad_mask=None):
     return x + norm(out, branch(norm(ln, x)))  # sandwich / Peri-LN: x + LN'(G(LN(x)))
 
 
-class DecoderLM(nn.Module):
-    """The LM (a decoder with objective "causal", an encoder with "masked"; the name is historical)."""
+class TransformerLM(nn.Module):
+    """The LM: a decoder with objective "causal", an encoder with "masked"."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -251,7 +251,7 @@ class DecoderLM(nn.Module):
         pad = idx == self.pad_id
         return pad if bool(pad.any()) else None
 
-    def hidden(self, idx, stream: list | None = None, key_padding_mask=None):
+    def head_input(self, idx, stream: list | None = None, key_padding_mask=None):
         """idx (B, T) token ids -> (B, T, d): the input of the head, F(x, theta) in DeepNet's model update.
         stream: if a list, receives the residual stream x_0 (embeddings, normalized for Peri-LN), x_1, ...,
         x_N (block outputs). key_padding_mask (B, T): True at padded positions (`padding_of`)."""
@@ -272,8 +272,8 @@ class DecoderLM(nn.Module):
     def forward(self, idx, targets=None, stream: list | None = None, mask=None, key_padding_mask=None):
         """Logits (B, T, V), or with targets the mean cross-entropy in nats: over every position, or over
         the positions where `mask` (B, T) is True (the masked objective's loss; with padding, the real
-        targets). key_padding_mask: as in `hidden`."""
-        logits = self.head(self.hidden(idx, stream, key_padding_mask))  # (B, T, V)
+        targets). key_padding_mask: as in `head_input`."""
+        logits = self.head(self.head_input(idx, stream, key_padding_mask))  # (B, T, V)
         if targets is None:
             return logits
         if mask is not None:

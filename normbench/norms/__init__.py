@@ -3,6 +3,7 @@
 Importing this package is cheap; `all_norms()` imports the norm files (and torch)."""
 
 from normbench.norms.registry import (
+    SPEEDUP_REFERENCES,
     Built,
     Norm,
     all_norms,
@@ -14,6 +15,7 @@ from normbench.norms.registry import (
 )
 
 __all__ = [
+    "SPEEDUP_REFERENCES",
     "Built",
     "Norm",
     "all_norms",

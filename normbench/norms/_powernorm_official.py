@@ -100,16 +100,16 @@ def official_module_class():
     class PowerNormOfficial(nn.Module):
         """MaskPowerNorm's computation over the last dim of (tokens, C); statistics over every token."""
 
-        def __init__(self, hidden: int, eps: float = 1e-5, *, device=None, dtype=None):
+        def __init__(self, d: int, eps: float = 1e-5, *, device=None, dtype=None):
             super().__init__()
             kw = {"device": device, "dtype": dtype}
             self.eps, self.alpha, self.groups, self.warmup_iters = eps, ALPHA, 1, 0
             self.literal_final = False  # official_final1000: the final norm keeps NormSelect's 1000 calls
             self.final = False
-            self.weight = nn.Parameter(torch.ones(hidden, **kw))
-            self.bias = nn.Parameter(torch.zeros(hidden, **kw))
-            self.register_buffer("running_phi", torch.ones(hidden, **kw))  # ψ²
-            self.register_buffer("ema_gz", torch.zeros(hidden, **kw))  # ν, the backward's running average
+            self.weight = nn.Parameter(torch.ones(d, **kw))
+            self.bias = nn.Parameter(torch.zeros(d, **kw))
+            self.register_buffer("running_phi", torch.ones(d, **kw))  # ψ²
+            self.register_buffer("ema_gz", torch.zeros(d, **kw))  # ν, the backward's running average
             self.register_buffer("iters", torch.zeros((), dtype=torch.long, device=device))
 
         def tie_to_model(self, *, heads: int, final: bool = False) -> None:

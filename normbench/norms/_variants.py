@@ -74,11 +74,11 @@ def third_party(factory: Callable[[], Any], what: str, *, dtype, device) -> Buil
     return Built(m, list(m.parameters()), m)
 
 
-def ones_zeros(hidden: int, *, dtype, device, bias: bool = True) -> list:
+def ones_zeros(d: int, *, dtype, device, bias: bool = True) -> list:
     """Fresh gain (ones) and, when asked, bias (zeros) that receive gradients, as nn.LayerNorm's init."""
     import torch
 
-    w = torch.ones(hidden, dtype=dtype, device=device, requires_grad=True)
+    w = torch.ones(d, dtype=dtype, device=device, requires_grad=True)
     if not bias:
         return [w]
-    return [w, torch.zeros(hidden, dtype=dtype, device=device, requires_grad=True)]
+    return [w, torch.zeros(d, dtype=dtype, device=device, requires_grad=True)]

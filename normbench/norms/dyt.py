@@ -19,14 +19,14 @@ def _dyt(x, alpha, w, b):
     return torch.addcmul(b, torch.tanh(alpha * x), w)  # b + tanh(alpha x) * w in one kernel
 
 
-def _dyt_module(hidden, dtype, device):
+def _dyt_module(d, dtype, device):
     from normbench.norms._dyt_module import DyT
 
-    return DyT(hidden, device=device, dtype=dtype)
+    return DyT(d, device=device, dtype=dtype)
 
 
-def _fresh_params(hidden, dtype, device) -> list:
-    m = _dyt_module(hidden, dtype, device)
+def _fresh_params(d, dtype, device) -> list:
+    m = _dyt_module(d, dtype, device)
     return [m.alpha, m.weight, m.bias]
 
 
@@ -47,21 +47,21 @@ class DynamicTanh(Norm):
     param_names = ("alpha", "weight", "bias")
 
     @impl("module", baseline=True)
-    def module(self, hidden, *, eps, dtype, device):
+    def module(self, d, *, eps, dtype, device):
         """the paper's nn.Module: weight * tanh(alpha * x) + bias"""
-        m = _dyt_module(hidden, dtype, device)
+        m = _dyt_module(d, dtype, device)
         return Built(m, list(m.parameters()), m)
 
     @impl("functional")
-    def functional(self, hidden, *, eps, dtype, device):
+    def functional(self, d, *, eps, dtype, device):
         """torch.addcmul(bias, tanh(alpha * x), weight): two kernels instead of three"""
-        params = _fresh_params(hidden, dtype, device)
+        params = _fresh_params(d, dtype, device)
         return Built(lambda x: _dyt(x, *params), params)
 
     @impl("compiled", default=False)
-    def compiled(self, hidden, *, eps, dtype, device):
+    def compiled(self, d, *, eps, dtype, device):
         """torch.compile of the functional form: one fused elementwise kernel"""
-        params = _fresh_params(hidden, dtype, device)
+        params = _fresh_params(d, dtype, device)
         return compiled_built(_dyt, params, *params)
 
     def jacobian_closed_form(self, impl):
@@ -76,8 +76,8 @@ class DynamicTanh(Norm):
         alpha, w, b = params
         return w * torch.tanh(alpha * x) + b
 
-    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
-        act, par = tokens * hidden * itemsize, hidden * itemsize
+    def bytes_moved(self, impl, tokens, d, itemsize, mode):
+        act, par = tokens * d * itemsize, d * itemsize
         if mode == "fwd":
             return 2 * act + 2 * par + itemsize  # read x, write y; read gamma, beta and the scalar alpha
         # Nothing to save: backward reads dy and x (tanh(alpha x) is recomputed) and gamma, alpha, and writes

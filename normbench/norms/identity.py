@@ -13,13 +13,13 @@ class Identity(Norm):
     param_names = ()
 
     @impl("copy", baseline=True)
-    def copy(self, hidden, *, eps, dtype, device):
+    def copy(self, d, *, eps, dtype, device):
         """x.clone(): one read, one write (backward copies dy to dx)"""
         return Built(lambda x: x.clone(), [])
 
     def reference(self, impl, x, params, built, *, eps):
         return x * 1.0  # a copy, as a float64 tensor that autograd can differentiate
 
-    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
-        act = tokens * hidden * itemsize
+    def bytes_moved(self, impl, tokens, d, itemsize, mode):
+        act = tokens * d * itemsize
         return 2 * act if mode == "fwd" else 4 * act  # read x, write y; backward: read dy, write dx

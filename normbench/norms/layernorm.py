@@ -55,57 +55,57 @@ def jacobian_sigma_max(x, gamma, eps, extra) -> Closed:
 @register_norm
 class LayerNorm(Norm):
     name = "layernorm"
-    description = "LayerNorm over the hidden dim: centre, scale by 1/sqrt(var+eps), affine"
+    description = "LayerNorm over the last dim (d): centre, scale by 1/sqrt(var+eps), affine"
     param_names = ("weight", "bias")
 
     @impl("module", baseline=True)
-    def module(self, hidden, *, eps, dtype, device):
+    def module(self, d, *, eps, dtype, device):
         """torch.nn.LayerNorm"""
         from torch import nn
 
-        m = nn.LayerNorm(hidden, eps=eps, device=device, dtype=dtype)
+        m = nn.LayerNorm(d, eps=eps, device=device, dtype=dtype)
         return Built(m, list(m.parameters()), m)
 
     @impl("functional")
-    def functional(self, hidden, *, eps, dtype, device):
+    def functional(self, d, *, eps, dtype, device):
         """torch.nn.functional.layer_norm"""
-        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        w, b = ones_zeros(d, dtype=dtype, device=device)
         return Built(lambda x: _layer_norm(x, w, b, eps), [w, b])
 
     @impl("composite")
-    def composite(self, hidden, *, eps, dtype, device):
+    def composite(self, d, *, eps, dtype, device):
         """hand-written mean/var/rsqrt in fp32, cast back (what many model files do)"""
-        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        w, b = ones_zeros(d, dtype=dtype, device=device)
         return Built(lambda x: _composite(x, w, b, eps), [w, b])
 
     @impl("compiled", default=False)
-    def compiled(self, hidden, *, eps, dtype, device):
+    def compiled(self, d, *, eps, dtype, device):
         """torch.compile(F.layer_norm), fullgraph, static shapes (Inductor)"""
-        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        w, b = ones_zeros(d, dtype=dtype, device=device)
         return compiled_built(_layer_norm, [w, b], w, b, eps)
 
     @impl("composite_compiled", default=False)
-    def composite_compiled(self, hidden, *, eps, dtype, device):
+    def composite_compiled(self, d, *, eps, dtype, device):
         """torch.compile of the hand-written fp32 form (what compiling a model file gives)"""
-        w, b = ones_zeros(hidden, dtype=dtype, device=device)
+        w, b = ones_zeros(d, dtype=dtype, device=device)
         return compiled_built(_composite, [w, b], w, b, eps)
 
     @impl("apex", requires=("apex.normalization",), default=False)
-    def apex(self, hidden, *, eps, dtype, device):
+    def apex(self, d, *, eps, dtype, device):
         """apex.normalization.FusedLayerNorm (CUDA)"""
         from apex.normalization import FusedLayerNorm
 
         return third_party(
-            lambda: FusedLayerNorm(hidden, eps=eps), "Apex FusedLayerNorm", dtype=dtype, device=device
+            lambda: FusedLayerNorm(d, eps=eps), "Apex FusedLayerNorm", dtype=dtype, device=device
         )
 
     @impl("liger", requires=("liger_kernel.transformers",), default=False)
-    def liger(self, hidden, *, eps, dtype, device):
+    def liger(self, d, *, eps, dtype, device):
         """liger_kernel.transformers.LigerLayerNorm (Triton, CUDA)"""
         from liger_kernel.transformers import LigerLayerNorm
 
         return third_party(
-            lambda: LigerLayerNorm(hidden, eps=eps), "Liger LigerLayerNorm", dtype=dtype, device=device
+            lambda: LigerLayerNorm(d, eps=eps), "Liger LigerLayerNorm", dtype=dtype, device=device
         )
 
     def jacobian_closed_form(self, impl):
@@ -128,8 +128,8 @@ class LayerNorm(Norm):
         var = (centred * centred).sum(-1, keepdim=True) / d
         return centred / torch.sqrt(var + eps) * w + b
 
-    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
-        act, par = tokens * hidden * itemsize, hidden * itemsize
+    def bytes_moved(self, impl, tokens, d, itemsize, mode):
+        act, par = tokens * d * itemsize, d * itemsize
         if mode == "fwd":
             return 2 * act + 2 * par  # read x, write y; read gamma, beta
         # forward also writes mean and rstd (fp32, 8 bytes a row); backward reads dy, x, gamma, mean, rstd

@@ -1,6 +1,6 @@
 """PowerNorm (Shen, Yao, Gholami, Mahoney, Keutzer, "PowerNorm: Rethinking Batch Normalization in
 Transformers", ICML 2020, arXiv:2003.07845), Algorithm 1 ("Power Normalization, every iteration"), on the
-(tokens, hidden) tensor as BatchNorm: statistics per hidden channel, over every token of the batch.
+(tokens, d) tensor as BatchNorm: statistics per channel, over every token of the batch.
 
 Train, iteration t, batch X ∈ ℝ^{B×d} (all leading dims of (..., d) are the batch):
     forward     ψ_B² = (1/B) Σ_i x_i²                      quadratic mean of the batch, per channel
@@ -103,14 +103,14 @@ def module_class():
     class PowerNorm1d(nn.Module):
         """PowerNorm over the last dim of (..., d); statistics over every leading position."""
 
-        def __init__(self, hidden: int, eps: float = 1e-5, alpha: float = ALPHA, *, device=None, dtype=None):
+        def __init__(self, d: int, eps: float = 1e-5, alpha: float = ALPHA, *, device=None, dtype=None):
             super().__init__()
             kw = {"device": device, "dtype": dtype}
             self.eps, self.alpha = eps, alpha
-            self.weight = nn.Parameter(torch.ones(hidden, **kw))
-            self.bias = nn.Parameter(torch.zeros(hidden, **kw))
-            self.register_buffer("running_phi", torch.ones(hidden, **kw))  # ψ², the running quadratic mean
-            self.register_buffer("running_nu", torch.zeros(hidden, **kw))  # ν, the backward's running average
+            self.weight = nn.Parameter(torch.ones(d, **kw))
+            self.bias = nn.Parameter(torch.zeros(d, **kw))
+            self.register_buffer("running_phi", torch.ones(d, **kw))  # ψ², the running quadratic mean
+            self.register_buffer("running_nu", torch.zeros(d, **kw))  # ν, the backward's running average
 
         def forward(self, x):
             flat = x.reshape(-1, x.shape[-1])
@@ -128,16 +128,16 @@ def module_class():
     return PowerNorm1d
 
 
-def powernorm_module(hidden, eps, dtype, device, *, train: bool):
+def powernorm_module(d, eps, dtype, device, *, train: bool):
     """A PowerNorm1d in train mode with the official init (ψ² = 1, ν = 0), or in eval mode with a seeded
     non-trivial ψ² (as BatchNorm's eval builder), so that inference is not a near-identity map."""
     import torch
 
-    m = module_class()(hidden, eps, device=device, dtype=dtype)
+    m = module_class()(d, eps, device=device, dtype=dtype)
     if not train:
         g = torch.Generator().manual_seed(1234)  # apart from the caller's generator
         with torch.no_grad():
-            m.running_phi.copy_(torch.rand(hidden, generator=g) * 1.5 + 0.5)
+            m.running_phi.copy_(torch.rand(d, generator=g) * 1.5 + 0.5)
     m.train(train)
     return m
 
@@ -161,30 +161,30 @@ class PowerNorm(Norm):
     stateful = True  # train: Y uses ψ_{t−1}, which every call moves
 
     @impl("train", baseline=True)
-    def train(self, hidden, *, eps, dtype, device):
+    def train(self, d, *, eps, dtype, device):
         """PowerNorm1d in train mode: Algorithm 1 (running ψ in the forward, approximate backward)"""
-        m = powernorm_module(hidden, eps, dtype, device, train=True)
+        m = powernorm_module(d, eps, dtype, device, train=True)
         return Built(m, list(m.parameters()), m)
 
     @impl("official", default=False)
-    def official(self, hidden, *, eps, dtype, device):
+    def official(self, d, *, eps, dtype, device):
         """As sIncerass/powernorm runs it: GroupScaling (groups = heads in a model), batch statistics during
         the lr warm-up, their backward (norms/_powernorm_official.py)"""
-        m = official_module_class()(hidden, eps, device=device, dtype=dtype).train()
+        m = official_module_class()(d, eps, device=device, dtype=dtype).train()
         return Built(m, list(m.parameters()), m)
 
     @impl("official_final1000", default=False)
-    def official_final1000(self, hidden, *, eps, dtype, device):
+    def official_final1000(self, d, *, eps, dtype, device):
         """`official`, with the encoder's final norm on batch statistics for NormSelect's default 1000
         calls whatever the lr warm-up, as their model builds it (norms/_powernorm_official.py)"""
-        m = official_module_class()(hidden, eps, device=device, dtype=dtype).train()
+        m = official_module_class()(d, eps, device=device, dtype=dtype).train()
         m.literal_final = True
         return Built(m, list(m.parameters()), m)
 
     @impl("eval")
-    def eval(self, hidden, *, eps, dtype, device):
+    def eval(self, d, *, eps, dtype, device):
         """PowerNorm1d in eval mode: γ ⊙ x/ψ + β, an elementwise affine map"""
-        m = powernorm_module(hidden, eps, dtype, device, train=False)
+        m = powernorm_module(d, eps, dtype, device, train=False)
         return Built(m, list(m.parameters()), m)
 
     def eager_impl(self, impl):
@@ -239,8 +239,8 @@ class PowerNorm(Norm):
         s = m.weight.detach().double() / torch.sqrt(m.running_phi.double() + eps)
         return weight * s[:, None], s * bias + m.bias.detach().double()
 
-    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
-        act, par = tokens * hidden * itemsize, hidden * itemsize
+    def bytes_moved(self, impl, tokens, d, itemsize, mode):
+        act, par = tokens * d * itemsize, d * itemsize
         if impl == "eval":
             if mode == "fwd":
                 return 2 * act + 3 * par  # read x, write y; read gamma, beta, psi^2

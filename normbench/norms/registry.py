@@ -4,7 +4,7 @@
     class LayerNorm(Norm):
         name = "layernorm"
         @impl("module", baseline=True)
-        def module(self, hidden, *, eps, dtype, device) -> Built: ...
+        def module(self, d, *, eps, dtype, device) -> Built: ...
 
 Everything else a norm offers (a float64 reference, a Jacobian closed form, a fold, ...) is an attribute or
 method of `Norm` with a default; see its docstring, and docs/extending.md "Adding a norm" for a complete example.
@@ -24,6 +24,9 @@ from normbench.core.params import did_you_mean
 from normbench.core.registry import Registry
 
 NORMS: Registry[Norm] = Registry("norm", "normbench.norms")
+# What latency times every case against by default (the suite's `reference`), then what a run without it
+# (an older run, a suite without LayerNorm) takes its speedups against: the first of these it holds.
+SPEEDUP_REFERENCES = ("layernorm:module", "rmsnorm:module")
 
 
 @dataclass
@@ -139,9 +142,10 @@ class Norm:
     # float64 definition of the norm: (impl, x, params, built, *, eps) -> y. None: no accuracy rows.
     reference: ClassVar[Callable[..., Any] | None] = None
 
-    def build(self, impl_name: str, hidden: int, *, eps: float, dtype, device) -> Built:
+    def build(self, impl_name: str, d: int, *, eps: float, dtype, device) -> Built:
         info = self.impls[impl_name]
-        return getattr(self, info.method)(hidden, eps=eps, dtype=dtype, device=device)
+        # d positionally: a plugin may name the width otherwise (docs/extending.md)
+        return getattr(self, info.method)(d, eps=eps, dtype=dtype, device=device)
 
     @property
     def baseline(self) -> str:
@@ -167,7 +171,7 @@ class Norm:
         """(W', b') in float64 with x W'ᵀ + b' = norm(x Wᵀ + b) at inference; only for folds_into_linear."""
         raise NotImplementedError(f"{self.name} does not fold into a Linear")
 
-    def bytes_moved(self, impl: str, tokens: int, hidden: int, itemsize: int, mode: str) -> int:
+    def bytes_moved(self, impl: str, tokens: int, d: int, itemsize: int, mode: str) -> int:
         """The byte model: the minimum bytes one call must move, each tensor read or written once.
         mode is "fwd" or "fwd+bwd"; statistics (mean, rstd) are fp32 = 4 bytes. See each norm."""
         raise NotImplementedError(f"{self.name} has no byte model")

@@ -43,60 +43,58 @@ def jacobian_sigma_max(x, gamma, eps, extra) -> Closed:
 @register_norm
 class RMSNorm(Norm):
     name = "rmsnorm"
-    description = "RMSNorm over the hidden dim: scale by 1/sqrt(mean(x^2)+eps), gain only"
+    description = "RMSNorm over the last dim (d): scale by 1/sqrt(mean(x^2)+eps), gain only"
     param_names = ("weight",)
 
     @impl("module", baseline=True)
-    def module(self, hidden, *, eps, dtype, device):
+    def module(self, d, *, eps, dtype, device):
         """torch.nn.RMSNorm"""
         from torch import nn
 
-        m = nn.RMSNorm(hidden, eps=eps, device=device, dtype=dtype)
+        m = nn.RMSNorm(d, eps=eps, device=device, dtype=dtype)
         return Built(m, list(m.parameters()), m)
 
     @impl("functional")
-    def functional(self, hidden, *, eps, dtype, device):
+    def functional(self, d, *, eps, dtype, device):
         """torch.nn.functional.rms_norm"""
-        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        (w,) = ones_zeros(d, dtype=dtype, device=device, bias=False)
         return Built(lambda x: _rms_norm(x, w, eps), [w])
 
     @impl("composite")
-    def composite(self, hidden, *, eps, dtype, device):
+    def composite(self, d, *, eps, dtype, device):
         """x * rsqrt(mean(x^2) + eps) in fp32, cast back, times gain (the Llama / HF form)"""
-        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        (w,) = ones_zeros(d, dtype=dtype, device=device, bias=False)
         return Built(lambda x: _composite(x, w, eps), [w])
 
     @impl("compiled", default=False)
-    def compiled(self, hidden, *, eps, dtype, device):
+    def compiled(self, d, *, eps, dtype, device):
         """torch.compile(F.rms_norm), fullgraph, static shapes (Inductor)"""
-        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        (w,) = ones_zeros(d, dtype=dtype, device=device, bias=False)
         return compiled_built(_rms_norm, [w], w, eps)
 
     @impl("composite_compiled", default=False)
-    def composite_compiled(self, hidden, *, eps, dtype, device):
+    def composite_compiled(self, d, *, eps, dtype, device):
         """torch.compile of the Llama / HF form"""
-        (w,) = ones_zeros(hidden, dtype=dtype, device=device, bias=False)
+        (w,) = ones_zeros(d, dtype=dtype, device=device, bias=False)
         return compiled_built(_composite, [w], w, eps)
 
     @impl("apex", requires=("apex.normalization",), default=False)
-    def apex(self, hidden, *, eps, dtype, device):
+    def apex(self, d, *, eps, dtype, device):
         """apex.normalization.FusedRMSNorm (CUDA)"""
         from apex.normalization import FusedRMSNorm
 
-        return third_party(
-            lambda: FusedRMSNorm(hidden, eps=eps), "Apex FusedRMSNorm", dtype=dtype, device=device
-        )
+        return third_party(lambda: FusedRMSNorm(d, eps=eps), "Apex FusedRMSNorm", dtype=dtype, device=device)
 
     @impl("liger", requires=("liger_kernel.transformers",), default=False)
-    def liger(self, hidden, *, eps, dtype, device):
+    def liger(self, d, *, eps, dtype, device):
         """liger_kernel.transformers.LigerRMSNorm (Triton, CUDA; Llama casting, not in place)"""
         from liger_kernel.transformers import LigerRMSNorm
 
         def make():
             try:  # in_place=True (the default) writes dx into dy, which the timing loop reuses every call
-                return LigerRMSNorm(hidden, eps=eps, in_place=False)
+                return LigerRMSNorm(d, eps=eps, in_place=False)
             except TypeError:  # releases before in_place existed never wrote in place
-                return LigerRMSNorm(hidden, eps=eps)
+                return LigerRMSNorm(d, eps=eps)
 
         return third_party(make, "Liger LigerRMSNorm", dtype=dtype, device=device)
 
@@ -117,8 +115,8 @@ class RMSNorm(Norm):
         ms = (x * x).sum(-1, keepdim=True) / x.shape[-1]
         return x / torch.sqrt(ms + eps) * w
 
-    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
-        act, par = tokens * hidden * itemsize, hidden * itemsize
+    def bytes_moved(self, impl, tokens, d, itemsize, mode):
+        act, par = tokens * d * itemsize, d * itemsize
         if mode == "fwd":
             return 2 * act + par  # read x, write y; read gamma
         # forward writes rstd (fp32); backward reads dy, x, gamma, rstd and writes dx, dgamma.

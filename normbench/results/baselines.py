@@ -153,7 +153,7 @@ def list_baselines(baselines_dir: Path) -> list[Baseline]:
     root = Path(baselines_dir)
     if not root.is_dir():
         return out
-    # folders named by the name rule only: hidden staging copies, links and strays are not baselines
+    # folders named by the name rule only: dot-named staging copies, links and strays are not baselines
     for machine in sorted(p for p in root.iterdir() if _is_baseline_folder(p)):
         for suite in sorted(p for p in machine.iterdir() if _is_baseline_folder(p)):
             runs = list_run_ids(suite)

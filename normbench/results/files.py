@@ -20,7 +20,7 @@ LOCK_NAME = ".lock"
 
 
 def temp_name(path: Path) -> Path:
-    """A hidden name next to `path`, unique per writer: two processes never share a temporary file."""
+    """A dot-file name next to `path`, unique per writer: two processes never share a temporary file."""
     return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
 
 

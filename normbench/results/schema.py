@@ -10,7 +10,7 @@ options. Integers are int64, booleans bool, strings string.
 Version history (a reader upgrades older versions step by step and refuses newer ones):
     1: first version; each part held only the columns its own rows had.
     2: one declared schema per run (manifest `columns`); parts carry pandas metadata (Int64, boolean).
-    3: one name per quantity: the latency and block benches' `hidden` is `d` as in every other kind, and
+    3: one name per quantity: the latency and block benches' width is `d` as in every other kind, and
        their `warmup` (untimed calls) is `warmup_calls`, leaving `warmup` to the stability bench's
        learning-rate warm-up steps (COLUMN_RENAMES).
 This normbench reads version 3 only: `normbench upgrade RUN` rewrites an older run in place

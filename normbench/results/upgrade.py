@@ -141,7 +141,8 @@ def upgraded_manifest(m: dict[str, Any], columns: dict[str, str]) -> dict[str, A
 
 
 def _renamed_label(label: Any) -> Any:
-    """'latency layernorm:module tokens=8 hidden=16' -> '... d=16' (core/case.py Case.label)."""
+    """A stored Case.label (core/case.py) with each old parameter name (core/renames.py) as today's:
+    'latency layernorm:module tokens=8 <old>=16' -> '... d=16'."""
     if not isinstance(label, str):
         return label
     words = label.split(" ")

@@ -89,7 +89,8 @@ def parse_flags(flags: list[str], specs: dict[str, Param], kind: str) -> tuple[d
                 continue
             value, i = flags[i], i + 1
         key = name[2:].replace("-", "_")
-        key = renamed(kind).get(key, key) if key not in specs else key  # --hidden: the old name of --d
+        # a name from before schema 3 (core/renames.py) reads as today's
+        key = renamed(kind).get(key, key) if key not in specs else key
         if key not in specs:
             hint = did_you_mean(f"--{key}", [f"--{k}" for k in specs])
             problems.append(

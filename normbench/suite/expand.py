@@ -21,8 +21,8 @@ def expand_bench(spec: BenchSpec) -> Iterator[Case]:
             params.update({k: v for k, v in spec.params.items() if k not in params})
             hashed = id_params(bench.params, params)
             cid = case_id(spec.kind, norm, impl, hashed, bench.identity(params))
-            hidden = tuple(k for k in params if k not in hashed)
-            yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys), spec.timeout_s, hidden)
+            unhashed = tuple(k for k in params if k not in hashed)
+            yield Case(spec.kind, norm, impl, params, spec.index, cid, tuple(keys), spec.timeout_s, unhashed)
 
 
 def spec_cases(spec: BenchSpec) -> list[Case]:

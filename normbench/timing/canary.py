@@ -7,7 +7,7 @@ import gc
 import statistics
 import time
 
-SHAPE = (512, 256)  # rows x hidden: 512 KiB in fp32, L2-resident on any current x86-64 core
+SHAPE = (512, 256)  # rows x d: 512 KiB in fp32, L2-resident on any current x86-64 core
 SEED = 0
 EPS = 1e-5
 WARMUP_CALLS = 3

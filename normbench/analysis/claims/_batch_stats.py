@@ -6,7 +6,7 @@ an interval), and each run's batch-mean fluctuation over its i.i.d. floor at the
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, PASS
-from normbench.analysis.claims._stats import settings
+from normbench.analysis.claims.stats import settings
 from normbench.analysis.fluctuation import per_run_medians
 from normbench.analysis.runs import training_runs
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from normbench.analysis.claims import NO_DATA, REPORTED, Verdict, claim
 from normbench.analysis.claims._batch_stats import first_bn_ratios
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, seeds_text, settings
 from normbench.analysis.claims.norms import MARGIN, PN_OFFICIAL, PN_SOURCE, _runs, paired_gap
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, seeds_text, settings
 
 
 def setting_line(label: str, runs, ratios) -> str | None:

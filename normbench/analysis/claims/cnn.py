@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 from normbench.analysis.claims._batch_stats import _first_rows, premise_runs
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, seeds_text
 from normbench.analysis.claims.norms import LOSS_MARGIN_WHY, MARGIN, PN_SOURCE
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, seeds_text
 from normbench.benches import get_bench
 
 LN_SOURCE = "Ba, Kiros & Hinton 2016 (Layer Normalization, arXiv:1607.06450)"

@@ -1,13 +1,13 @@
 """Claims from DeepNet (Wang et al. 2022, §3 diagnostic study, Fig. 3-4, Thm 4.2) on the training runs of
-the `stability` bench: one summary row per run (claims/_stats.py), seeds pooled or judged seed by seed as
-each sentence says. Two groups of runs are compared by one rule (`_stats.paired` / `behind_reference`): the
+the `stability` bench: one summary row per run (claims/stats.py), seeds pooled or judged seed by seed as
+each sentence says. Two groups of runs are compared by one rule (`stats.paired` / `behind_reference`): the
 same seed and the same value of every other swept parameter. The model-update claims (Fig. 5) are in
 deepnet_update.py, the gradient claims (Fig. 3a) in deepnet_grads.py."""
 
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
-from normbench.analysis.claims._stats import (
+from normbench.analysis.claims.stats import (
     NOT_CONVERGED_GAP,
     behind_reference,
     deepnet_training_runs,

@@ -1,13 +1,13 @@
 """DeepNet's gradient claims (Wang et al. 2022, §3, Fig. 3a) on the stability bench's training runs: the top
 block's gradient norm of Post-LN-init against Post-LN, at step 1 and over a window of training steps, paired
-by seed and every other swept parameter (claims/_stats.py `paired`)."""
+by seed and every other swept parameter (claims/stats.py `paired`)."""
 
 from __future__ import annotations
 
 import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Disagreement, Verdict, claim
-from normbench.analysis.claims._stats import (
+from normbench.analysis.claims.stats import (
     deepnet_training_runs,
     fmt_ci,
     mean_ci,

@@ -10,14 +10,14 @@ Two settings, kept apart by the `optimizer` and `train` parameters:
     (`update_postln_grows_deepnorm_fifth`), and the measured growth of DeepNorm's update under each
     optimizer and parameter group (`update_deepnorm_growth_attribution`, REPORTED: LN gains/biases, Linear
     biases and Adam's sign-like first step each make a step-1 update grow with depth; no paper states it).
-Every comparison of two groups of runs uses `_stats.paired` (same seed and every other swept parameter),
-and every claim is judged setting by setting (`_stats.settings`: every swept parameter but depth, seed and
+Every comparison of two groups of runs uses `stats.paired` (same seed and every other swept parameter),
+and every claim is judged setting by setting (`stats.settings`: every swept parameter but depth, seed and
 the compared keys), so runs at two widths or learning rates never share one depth curve."""
 
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, REPORTED, Verdict, claim
-from normbench.analysis.claims._stats import (
+from normbench.analysis.claims.stats import (
     fmt_ci,
     mean_ci,
     paired,

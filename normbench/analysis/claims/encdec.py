@@ -2,12 +2,12 @@
 model = "encdec" runs: the constants the model was built with, and DeepNet's control groups in the encoder-
 decoder. The model-update claims and Theorem 4.3 are in encdec_update.py. Runs are one row each
 (`encdec_runs`), N and M the encoder and decoder layers; two groups are compared by the one pairing rule
-(`_stats.paired` / `behind_reference`: same seed and every other swept parameter)."""
+(`stats.paired` / `behind_reference`: same seed and every other swept parameter)."""
 
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
-from normbench.analysis.claims._stats import (
+from normbench.analysis.claims.stats import (
     NOT_CONVERGED_GAP,
     TRAINING,
     behind_reference,

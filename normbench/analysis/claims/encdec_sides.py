@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, REPORTED, Verdict, claim
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, pick, seeds_text, window_mean
 from normbench.analysis.claims.deepnet_update import DERIVATION
 from normbench.analysis.claims.encdec import case_values, encdec_training_runs
 from normbench.analysis.claims.encdec_update import update_runs
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, pick, seeds_text, window_mean
 
 POSTLN = {"placement": "post", "init": "xavier"}
 BLOW_UP = 2.5  # ‖x‖/√d: the decoder-only claim stuck_ln_input_large's "significantly larger than √d"

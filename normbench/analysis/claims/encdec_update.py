@@ -9,7 +9,6 @@ Theorem 4.3's side-by-side claims are in encdec_sides.py."""
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, paired, pick, seeds_text, slope_with_ci
 from normbench.analysis.claims.deepnet_update import (
     DERIVATION,
     FIRST_ORDER_TOL,
@@ -17,6 +16,7 @@ from normbench.analysis.claims.deepnet_update import (
     UPDATE_SOURCE,
 )
 from normbench.analysis.claims.encdec import case_values, encdec_runs
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, paired, pick, seeds_text, slope_with_ci
 
 DEEPNORM = {"placement": "deepnorm", "init": "deepnorm"}
 POSTLN = {"placement": "post", "init": "xavier"}

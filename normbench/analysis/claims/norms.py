@@ -22,7 +22,7 @@ from normbench.analysis.claims._batch_stats import (
     per_layer_ratios,
     premise_runs,
 )
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, paired, seeds_text
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, paired, seeds_text
 from normbench.analysis.runs import training_runs
 
 __all__ = ["REPORTED", "paired_gap"]
@@ -46,7 +46,7 @@ def _runs(frame, **conditions):
 
 
 def paired_gap(runs, norm: str, reference: str = "layernorm"):
-    """Pairs of runs of `norm` and `reference` by the claims' one rule (_stats.paired: the same seed and
+    """Pairs of runs of `norm` and `reference` by the claims' one rule (stats.paired: the same seed and
     every other swept parameter): final_loss, final_loss_ref, status, status_ref, gap = norm − reference."""
     if runs.empty:
         return runs

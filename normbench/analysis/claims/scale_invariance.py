@@ -5,7 +5,7 @@ Linear(d, d) feeding the case's norm. Exact invariance gives 1/c, so ratio·c = 
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, seeds_text
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, seeds_text
 
 SCALE_TOL = 0.01
 SCALE_RANGE = (0.1, 10.0)  # judged scales: outside, ε/(c²σ²) (below) is no longer negligible against 1%

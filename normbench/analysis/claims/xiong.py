@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
-from normbench.analysis.claims._stats import fmt_ci, mean_ci, pick, seeds_text, slope_with_ci
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, pick, seeds_text, slope_with_ci
 from normbench.analysis.runs import bench_rows
 from normbench.benches import all_benches
 

@@ -11,8 +11,7 @@ import math
 
 from normbench.analysis.plots import LEGEND_PT, register_plot, save, suptitle
 from normbench.benches import get_bench
-
-BASELINES = ("layernorm:module", "rmsnorm:module")  # as _latency/cases.py: a run without paired ratios
+from normbench.norms import SPEEDUP_REFERENCES
 
 FIGURE_KEYS = ["device", "stat"]
 PANEL_KEYS = ["mode", "dtype"]
@@ -82,7 +81,7 @@ def _with_speedups(cases, keys):
         paired_copy = cases["speedup"] * cases.get("time_vs_copy_median", nan)
         cases["copy_x"] = paired_copy.fillna(cases["base_time"] / copy_time)
         return cases[cases["speedup"].notna()]
-    ref = next((b for b in BASELINES if b in set(cases["label"])), None)
+    ref = next((b for b in SPEEDUP_REFERENCES if b in set(cases["label"])), None)
     if ref is None:
         return cases.iloc[:0]
     base = cases[cases["label"] == ref].set_index([k for k in keys])["time"]

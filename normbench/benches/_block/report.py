@@ -75,8 +75,8 @@ def block_headline(rows, opts) -> list[str]:
     if ok.empty:
         return []
     lines = []
-    for (tokens, hidden), g in ok.groupby(["tokens", "d"], sort=True):
+    for (tokens, d), g in ok.groupby(["tokens", "d"], sort=True):
         costs = g[g["block"] != "linear"].sort_values("value")
         cells = ", ".join(f"{b} {v:+.0%}" for b, v in zip(costs["block"], costs["value"], strict=True))
-        lines.append(f"over Linear({hidden}→{hidden}), {tokens} tokens: {cells}")
+        lines.append(f"over Linear({d}→{d}), {tokens} tokens: {cells}")
     return lines

@@ -77,7 +77,7 @@ def build_subject(
     fn = built.fn
     if formula.layout == "row":
 
-        def f(x):  # norms take (tokens, hidden); one input is one row
+        def f(x):  # norms take (tokens, d); one input is one row
             y = fn(x.unsqueeze(0))
             check_output(y, x.unsqueeze(0))  # shapes are known under jacrev/vmap too: free
             return y.squeeze(0)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from normbench.norms._inputs import perturb_params
+from normbench.norms.inputs import perturb_params
 from normbench.timing.process import tensor_bytes
 
 SUSPECT_RATIO = 2.0

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from normbench.benches import get_bench
 from normbench.benches._latency.versus import COLUMNS, versus
 from normbench.core.stats import HIGH_SPREAD, high_spread
+from normbench.norms import SPEEDUP_REFERENCES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 KEYS = ["device", "dtype", "mode", "cache", "cuda_graph", "input", "stat", "preset", "tokens", "d"]
 BARE = ("device", "dtype", "mode", "cache", "input")  # values that name themselves: "bf16", "fwd", "cold"
-BASELINES = ("layernorm:module", "rmsnorm:module")
 
 
 @dataclass
@@ -102,12 +102,12 @@ def row_order(keys: list[str]) -> list[str]:
 
 def default_baseline(ok: pd.DataFrame, present: set[str]) -> str | None:
     """What the run's ratios are taken against when the reader names nothing: the reference its cases
-    were timed against (the suite's `reference`), else the first of BASELINES the run holds."""
+    were timed against (the suite's `reference`), else the first of SPEEDUP_REFERENCES the run holds."""
     if "reference" in ok.columns:
         refs = ok.loc[ok["metric"] == "time_vs_ref_median", "reference"].dropna()
         if len(refs):
             return str(refs.mode().iloc[0])
-    return next((b for b in BASELINES if b in present), None)
+    return next((b for b in SPEEDUP_REFERENCES if b in present), None)
 
 
 def shape_words(key: dict, skip: tuple[str, ...] = ()) -> str:

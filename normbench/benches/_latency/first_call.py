@@ -7,7 +7,7 @@ import time
 
 from normbench.benches._tensors import make_step, unsupported_here
 from normbench.core.errors import SkipCase
-from normbench.norms._inputs import perturb_params
+from normbench.norms.inputs import perturb_params
 
 
 def first_call(norm, impl: str, p: dict, x, grad_context):

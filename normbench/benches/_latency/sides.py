@@ -7,7 +7,7 @@ from __future__ import annotations
 from normbench.benches._latency.first_call import first_call
 from normbench.benches._samples import case_timer
 from normbench.core.errors import UnavailableCase
-from normbench.norms._inputs import make_input
+from normbench.norms.inputs import make_input
 from normbench.timing import measure_interleaved
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 

@@ -52,7 +52,7 @@ MODEL_PARAMS = {
         str, "n01", choices=EMBEDS, help="n01: token, position each N(0,1) (E||x0||^2 = 2d); unit: = d"
     ),
     "depth": Param(int, 6, minimum=1, help="number of layers N (each: attention + FFN)"),
-    "d": Param(int, 64, minimum=2, help="hidden size"),
+    "d": Param(int, 64, minimum=2, help="model width (the residual stream's size)"),
     "heads": Param(int, 2, minimum=1, help="attention heads (must divide d)"),
     "ffn": Param(int, 256, minimum=1, help="FFN width"),
     "seq": Param(int, 64, minimum=2, help="sequence length"),
@@ -141,7 +141,7 @@ def build_model(case, vocab: int):
     """The seeded model for a case: torch's global generator is seeded with `seed` right before."""
     import torch
 
-    from normbench.models import DecoderLM, ModelConfig
+    from normbench.models import ModelConfig, TransformerLM
 
     p = case.params
     check_device(p["device"])
@@ -163,7 +163,12 @@ def build_model(case, vocab: int):
         objective=p["objective"],
         pad=p.get("batching", "windows") != "windows",
     )
-    return DecoderLM(cfg).to(p["device"])
+    return TransformerLM(cfg).to(p["device"])
+
+
+def site_layer(site: str, n_layers: int) -> int:
+    """A norm site's layer: '3.attn' -> 3; '0.embed' -> 0; 'final' -> N + 1."""
+    return n_layers + 1 if site == "final" else int(site.split(".")[0])
 
 
 def data_rows(data) -> list[dict]:

@@ -32,15 +32,12 @@ from functools import partial
 
 import torch
 
+from normbench.benches._lm import site_layer
+
 
 def has_batch_stats(module) -> bool:
     names = {name for name, _ in module.named_buffers()}
     return {"running_mean", "running_var"} <= names or "running_phi" in names
-
-
-def site_layer(site: str, n_layers: int) -> int:
-    """'3.attn' -> 3; '0.embed' -> 0; 'final' -> N + 1."""
-    return n_layers + 1 if site == "final" else int(site.split(".")[0])
 
 
 @torch.no_grad()

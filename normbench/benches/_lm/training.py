@@ -116,7 +116,7 @@ def probe(model, x, pad=None):
         m.kept = []
     buffers = [(b, b.clone()) for b in model.buffers()]
     try:
-        h = model.hidden(x) if pad is None else model.hidden(x, key_padding_mask=pad)[~pad]
+        h = model.head_input(x) if pad is None else model.head_input(x, key_padding_mask=pad)[~pad]
         inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
     finally:
         for b, saved in buffers:

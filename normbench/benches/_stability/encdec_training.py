@@ -26,6 +26,7 @@ import time
 
 import torch
 
+from normbench.benches._lm import site_layer
 from normbench.benches._lm.training import TrainResult, TrainSpec, grad_norm_rows, lr_at, make_optimizer
 from normbench.data.seq2seq import pair_batch, unigram_pair_loss
 from normbench.models.weight_init import ALL_WEIGHTS, CROSS_RESIDUAL, CROSS_WEIGHTS, RESIDUAL_WEIGHTS
@@ -96,7 +97,7 @@ def trainable(model, group: str) -> list:
 def _site_layer(site: str, n: int, m: int) -> int:
     """'enc.3.attn' -> 3, 'dec.0.embed' -> 0, 'enc.final' -> N + 1, 'dec.final' -> M + 1."""
     side, rest = site.split(".", 1)
-    return (n if side == "enc" else m) + 1 if rest == "final" else int(rest.split(".")[0])
+    return site_layer(rest, n if side == "enc" else m)
 
 
 def _token_mean(t, real):

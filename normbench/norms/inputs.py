@@ -12,13 +12,13 @@ from __future__ import annotations
 INPUTS = ("normal", "shifted", "lowvar")
 
 
-def make_input(kind: str, tokens: int, hidden: int, *, dtype, device: str, seed: int, eps: float = 1e-5):
-    """A (tokens, hidden) input of distribution `kind`, drawn in float32 on the device from a generator
+def make_input(kind: str, tokens: int, d: int, *, dtype, device: str, seed: int, eps: float = 1e-5):
+    """A (tokens, d) input of distribution `kind`, drawn in float32 on the device from a generator
     seeded with `seed` (so building norms never shifts it), then cast to dtype."""
     import torch
 
     g = torch.Generator(device=device).manual_seed(seed)
-    z = torch.randn(tokens, hidden, device=device, generator=g)
+    z = torch.randn(tokens, d, device=device, generator=g)
     if kind == "shifted":
         z = -2.3 + 0.5 * z
     elif kind == "lowvar":
