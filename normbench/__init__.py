@@ -16,15 +16,8 @@ def load(runs="latest", results=None):
     runs: a run id, "latest", "latest:SUITE" (the newest run of that suite), a run folder's path (a Path, or
         a string with a "/"), or a list of them (the shards of one sweep combine into one frame).
     results: the results directory of run ids (default: $NORMBENCH_RESULTS, else "results"; empty is unset).
-
-    Every row is one measured value (metric, unit, value) with its case's parameters as columns; integer
-    parameters are Int64, booleans boolean, and a parameter another bench kind lacks is <NA> in its rows.
-
-        >>> import normbench
-        >>> df = normbench.load("latest")
-        >>> ok = df[(df.bench == "latency") & (df.metric == "time_median") & (df.status == "ok")]
-        >>> ok.groupby(["norm", "impl", "d"])["value"].min()
-    """
+    One row per measured value (metric, unit, value), the case's parameters as columns (integers Int64,
+    booleans boolean, <NA> where another bench kind lacks one). Example: README.md, `normbench.load`."""
     import os
     from pathlib import Path
 

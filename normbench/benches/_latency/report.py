@@ -1,16 +1,7 @@
 """Report tables of the latency bench, one row per shape and settings ("512×1024 bf16 fwd"; what every
 row shares is the caption), every column of times in one unit:
 
-1. Latency: columns = norm:impl, cells = time per call ('!' when the case's spread is over 10%), the
-   fastest implementation and how much faster or slower than the baseline it is (paired rounds).
-2. Bandwidth: the same grid, GB/s from the byte model and the fraction of the copy probe; a figure above
-   the copy is marked implausible, never shown as a win.
-3. Norms head to head: per shape, the fastest implementation of each norm (and the copy probe).
-4. Per implementation: peak memory, first call and compile time, fraction of the nominal peak where known.
-5. Accuracy vs float64: output error, relative error, ratio to PyTorch's eager error, worst gradient ratio.
-Times are each case's chosen statistic of its raw samples (`stat`: median by default, or min); the cases
-and their ratios come from cases.py, which the summary lines read too.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 
