@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from normbench.core.version import __version__
 from normbench.results.lookup import open_run
 from normbench.results.paths import results_default
@@ -18,9 +21,6 @@ def load(runs="latest", results=None):
     results: the results directory of run ids (default: $NORMBENCH_RESULTS, else "results"; empty is unset).
     One row per measured value (metric, unit, value), the case's parameters as columns (integers Int64,
     booleans boolean, <NA> where another bench kind lacks one). Example: README.md, `normbench.load`."""
-    import os
-    from pathlib import Path
-
     refs = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
     folder = Path(results) if results is not None else results_default()
     frame, _ = read_stores([open_run(ref, folder) for ref in refs])

@@ -6,6 +6,8 @@ Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 
+import gc
+
 from normbench.benches._latency.member_rows import RoundSet, member_result
 from normbench.benches._latency.placement import DEFAULT_PLACEMENTS, placement_count, rounds_for
 from normbench.benches._latency.process import machine_speed_reading, machine_speed_rows
@@ -16,7 +18,7 @@ from normbench.benches._tensors import check_device, check_dtype
 from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
 from normbench.norms import reference_problem
-from normbench.norms._inputs import INPUTS
+from normbench.norms._inputs import INPUTS, make_input
 from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
@@ -136,11 +138,7 @@ class Latency(Bench):
     def run_case(self, case, ctx):
         """Time the case in one round set with its reference, the copy probe and (pairing = "shape") the
         later cases at the same parameters (benches/_latency/round_set.py); their results go to ctx.ready."""
-        import gc
-
         import torch
-
-        from normbench.norms._inputs import make_input
 
         p = effective_params(case.params)
         keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy

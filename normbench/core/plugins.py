@@ -11,7 +11,7 @@ import functools
 import importlib
 import pkgutil
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import entry_points, packages_distributions, version
 
 from normbench.core.errors import NormbenchError
 from normbench.core.settings import env_setting
@@ -130,8 +130,6 @@ def load_env_plugins() -> None:
 
 def _owner(module: str) -> tuple[str | None, str | None]:
     """(distribution, version) that installed `module`, or (None, None) for a module on the path only."""
-    from importlib.metadata import packages_distributions, version
-
     names = packages_distributions().get(module.split(".")[0]) or []
     return (names[0], version(names[0])) if names else (None, None)
 

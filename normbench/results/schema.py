@@ -6,6 +6,7 @@ Details: docs/methodology.md, "Notes from the code"."""
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -92,8 +93,6 @@ def declare_columns(benches: Iterable[Any], params: Iterable[dict[str, Any]] = (
 def arrow_schema(columns: dict[str, str], metadata: dict[str, str] | None = None):
     """The Arrow schema of a part, with pandas metadata so that pandas reads int64 columns with nulls as
     Int64 (not float64) and bool columns as boolean."""
-    import json
-
     import pyarrow as pa
 
     fields = [pa.field(name, pa.type_for_alias(kind)) for name, kind in columns.items()]
