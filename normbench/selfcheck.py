@@ -1,6 +1,6 @@
 """`normbench selfcheck`: can this machine's numbers be trusted? A few ops are timed with normbench's
 CpuTimer and with torch.utils.benchmark.Timer.blocked_autorange, alternating in one process, in fresh
-processes that take the ops in forward and in reversed order. From the per-process medians:
+processes that take the ops in forward and in reversed order.
 
 Details: docs/methodology.md, "Notes from the code"."""
 

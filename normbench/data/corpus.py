@@ -1,4 +1,4 @@
-"""Byte-level corpora for the training benches, each identified by the SHA-256 of its exact bytes:
+"""Byte-level corpora for the training benches, each identified by the SHA-256 of its exact bytes.
 
 Details: docs/methodology.md, "Notes from the code"."""
 

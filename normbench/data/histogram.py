@@ -1,7 +1,7 @@
 """How much a batch's token histogram varies, against what i.i.d. tokens would give: the data-side cause of
 batch-statistics fluctuation (PowerNorm, Shen et al. 2020, §3). A batch whose tokens were n independent
 draws from the corpus's distribution p has E‖h_B − p‖² = (1 − Σ_v p_v²)/n (each count is binomial:
-Var(h_v) = p_v(1 − p_v)/n, summed over v). The measured ratio
+Var(h_v) = p_v(1 − p_v)/n, summed over v).
 
 Details: docs/methodology.md, "Notes from the code"."""
 

@@ -1,6 +1,6 @@
 """Baselines per machine: a stored run kept as the reference of one suite on one machine, so that a new run
 can be compared with it without both living in one results folder (asv keeps results/<machine>/,
-pytest-benchmark .benchmarks/<platform>/). A plain folder that git or a CI cache can hold:
+pytest-benchmark .benchmarks/<platform>/), in a plain folder that git or a CI cache can hold.
 
 Details: docs/methodology.md, "Notes from the code"."""
 

@@ -1,5 +1,5 @@
 """Report tables of the latency bench, one row per shape and settings ("512×1024 bf16 fwd"; what every
-row shares is the caption), every column of times in one unit:
+row shares is the caption), every column of times in one unit.
 
 Details: docs/methodology.md, "Notes from the code"."""
 
