@@ -72,23 +72,23 @@ selfcheck:
 timing:
 	$(PY) -m pytest -q -m timing
 
-# Issue 16's goals in one command (~3 minutes on 2 cores): agreement, five-run CV, forward vs reversed,
+# The latency-trust goals in one command (~3 minutes on 2 cores): agreement, five-run CV, forward vs reversed,
 # the 12-case grid's wall time vs a blocked_autorange script, defaults and fast preset.
 selfcheck-bench:
-	$(PY) scripts/latency_trust.py
+	$(PY) scripts/experiments/latency_trust.py
 
 # Huge vs base pages (docs/methodology.md, "Pages"): process-to-process CV of normbench vs the plain peer
 # (~12 minutes), and whether the ranking of norms changes between the two page states. Quiet machine.
 pages-cv:
-	$(PY) scripts/pages_cv.py
+	$(PY) scripts/experiments/pages_cv.py
 
 pages-rankings:
-	$(PY) scripts/pages_rankings.py
+	$(PY) scripts/experiments/pages_rankings.py
 
 # The machine's own speed over time vs a process's state (docs/methodology.md, "Machine speed"). Quiet machine.
 machine-speed:
-	$(PY) scripts/machine_speed.py
+	$(PY) scripts/experiments/machine_speed.py
 
 # What moves a CPU latency inside one process (history, alignment, cache state, placement), A/B alternating.
 process-state:
-	$(PY) scripts/process_state.py
+	$(PY) scripts/experiments/process_state.py

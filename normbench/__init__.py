@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from normbench.core.version import __version__
 from normbench.results.lookup import open_run
 from normbench.results.paths import results_default
@@ -16,18 +19,8 @@ def load(runs="latest", results=None):
     runs: a run id, "latest", "latest:SUITE" (the newest run of that suite), a run folder's path (a Path, or
         a string with a "/"), or a list of them (the shards of one sweep combine into one frame).
     results: the results directory of run ids (default: $NORMBENCH_RESULTS, else "results"; empty is unset).
-
-    Every row is one measured value (metric, unit, value) with its case's parameters as columns; integer
-    parameters are Int64, booleans boolean, and a parameter another bench kind lacks is <NA> in its rows.
-
-        >>> import normbench
-        >>> df = normbench.load("latest")
-        >>> ok = df[(df.bench == "latency") & (df.metric == "time_median") & (df.status == "ok")]
-        >>> ok.groupby(["norm", "impl", "d"])["value"].min()
-    """
-    import os
-    from pathlib import Path
-
+    One row per measured value (metric, unit, value), the case's parameters as columns (integers Int64,
+    booleans boolean, <NA> where another bench kind lacks one). Example: README.md, `normbench.load`."""
     refs = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
     folder = Path(results) if results is not None else results_default()
     frame, _ = read_stores([open_run(ref, folder) for ref in refs])

@@ -1,24 +1,8 @@
 """`normbench selfcheck`: can this machine's numbers be trusted? A few ops are timed with normbench's
 CpuTimer and with torch.utils.benchmark.Timer.blocked_autorange, alternating in one process, in fresh
-processes that take the ops in forward and in reversed order. From the per-process medians:
+processes that take the ops in forward and in reversed order.
 
-    agreement         normbench / torch.utils.benchmark, per op (median over processes; 1.00 = agree)
-    order             normbench's median with the ops in forward order / in reversed order, per op
-    spread            coefficient of variation of each timer's medians across processes (run-to-run)
-    faults per call   minor page faults of normbench's timed calls (0 with the allocator policy), and
-                      the share of its samples that took any (a quarter or more: "faults")
-    plain peer        torch.utils.benchmark alone in a plain process (default malloc, the kernel's default
-                      pages), fresh per order: plain / same-state says what the process state costs
-
-The measuring processes are prepared as `normbench run` prepares its own: the allocator policy
-(timing/process.py) and the page state (timing/pages.py, set before torch starts), so both timers see the
-same memory state and agreement measures the timers.
-
-Both timers run at the same thread count, one measurement at a time. The ops are normbench's own norm
-implementations on (tokens, d) inputs, in inference mode; the defaults include the shapes where
-process state used to matter (RMSNorm 4096x1024 and 2048x2048). The timings themselves are a benchmark,
-not a test: tests check this logic on tiny ops only.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

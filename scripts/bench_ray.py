@@ -1,4 +1,4 @@
-"""Benchmark for issue 13: wall time of one suite under the local executor and under `--executor ray` on this
+"""Scale-out benchmark: wall time of one suite under the local executor and under `--executor ray` on this
 machine, the speedup, and what more workers would give (simulated from the measured per-case times: the
 longest-first list schedule that Ray's queue approximates; it is a projection, not a measurement).
 

@@ -43,6 +43,9 @@ class Module:
     lines: int
     edges: list[Edge] = field(default_factory=list)
     heavy: set[str] = field(default_factory=set)  # heavy packages it imports at module level
+    outside: list[Edge] = field(
+        default_factory=list
+    )  # imports of modules outside normbench (stdlib, third party)
     long_functions: list[tuple[str, int, int]] = field(default_factory=list)  # (name, line, length)
 
 
@@ -105,7 +108,9 @@ def parse_module(path: Path, package: Path = PACKAGE) -> Module:
             top = target.split(".")[0]
             if top == root:
                 module.edges.append(Edge(name, target, node.lineno, in_function, type_only))
-            elif top in HEAVY and not in_function and not type_only:
+                continue
+            module.outside.append(Edge(name, target, node.lineno, in_function, type_only))
+            if top in HEAVY and not in_function and not type_only:
                 module.heavy.add(top)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -157,6 +162,24 @@ def torch_free(modules: dict[str, Module]) -> set[str]:
     """Modules whose import loads none of HEAVY, directly or through normbench modules at module level."""
     loads = module_level_loads(modules)
     return {name for name in modules if not any(modules[m].heavy for m in loads[name])}
+
+
+def needless_lazy_imports(modules: dict[str, Module]) -> list[Edge]:
+    """Function-level imports that defer nothing: the module is already loaded when the importer loads,
+    because the importer (or a normbench module it imports at module level) imports it at the top. Such an
+    import belongs at the top of the file."""
+    loads = module_level_loads(modules)
+    at_top = {
+        name: {e.target for e in (*m.edges, *m.outside) if not (e.in_function or e.type_only)}
+        for name, m in modules.items()
+    }
+    found = []
+    for name, m in modules.items():
+        loaded = set().union(*(at_top[other] for other in loads[name])) | loads[name]
+        found += [
+            e for e in (*m.edges, *m.outside) if e.in_function and not e.type_only and e.target in loaded
+        ]
+    return sorted(found, key=lambda e: (e.importer, e.line))
 
 
 def runtime_edges(modules: dict[str, Module], *, in_function: bool | None = None) -> set[tuple[str, str]]:
@@ -292,6 +315,7 @@ def report(package: Path, layers_file: Path, verbose: bool) -> None:
     module_level = runtime_edges(modules, in_function=False)
     function_only = {e for e in runtime_edges(modules, in_function=True) if e not in module_level}
     hidden = sorted(e for e in function_only if e[1] in free)
+    needless = needless_lazy_imports(modules)
     circles, loops = import_circles(modules), package_loops(modules)
     arrows = package_up_arrows(modules, layers_from(layers_file))
     long_files = sorted(((m.lines, n) for n, m in modules.items() if m.lines > LONG_FILE), reverse=True)
@@ -303,6 +327,7 @@ def report(package: Path, layers_file: Path, verbose: bool) -> None:
     print(
         f"  imported only inside function bodies: {len(function_only)}, of them to torch-free modules: {len(hidden)}"
     )
+    print(f"function-level imports of what the module already loads at its top: {len(needless)}")
     print(f"torch-free modules: {len(free)}")
     print(f"import circles (module + function level): {len(circles)}")
     print(f"package-level loops: {len(loops)}")
@@ -316,6 +341,10 @@ def report(package: Path, layers_file: Path, verbose: bool) -> None:
         ("package-level loops", [" <-> ".join(c) for c in loops]),
         ("up-arrows", [f"{a} -> {b}" for a, b in arrows]),
         ("function-level imports of torch-free modules", [f"{a} -> {b}" for a, b in hidden]),
+        (
+            "function-level imports of loaded modules",
+            [f"{e.importer}:{e.line} -> {e.target}" for e in needless],
+        ),
         ("long files", [f"{lines} {n}" for lines, n in long_files]),
         ("long functions", [f"{length} {where}" for length, where in long_functions]),
     ]

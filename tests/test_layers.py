@@ -206,6 +206,45 @@ def test_a_hidden_door_is_seen(tmp_path):
     assert "normbench.core.errors" in free and "normbench.core.heavy" not in free
 
 
+# Function-level imports that defer nothing, in modules being rewritten elsewhere: (importer, module imported).
+NEEDLESS_ALLOWED: set[tuple[str, str]] = {
+    ("normbench.cli._common", "sys"),
+    ("normbench.cli.report", "os"),
+}
+
+
+def test_no_lazy_import_of_what_is_already_loaded():
+    """A function-level import of a module the file (or what it imports at its top) already loads buys
+    nothing: it belongs at the top, beside the others."""
+    found = [
+        f"{e.importer}:{e.line} imports {e.target} inside a function; it is loaded at the top already"
+        for e in graph.needless_lazy_imports(graph.parse_package())
+        if (e.importer, e.target) not in NEEDLESS_ALLOWED
+    ]
+    assert found == []
+
+
+def test_every_needless_allowance_is_still_needed():
+    found = {(e.importer, e.target) for e in graph.needless_lazy_imports(graph.parse_package())}
+    assert NEEDLESS_ALLOWED - found == set()
+
+
+def test_a_needless_lazy_import_is_seen(tmp_path):
+    """Seen: a re-import of the file's own top-level import, and of a package a normbench module it imports
+    at the top loads; not seen: a lazy import that defers a package nothing loaded yet."""
+    pkg = tmp_path / "normbench"
+    (pkg / "core").mkdir(parents=True)
+    for path in (pkg / "__init__.py", pkg / "core" / "__init__.py"):
+        path.write_text("")
+    (pkg / "core" / "frames.py").write_text("import pandas as pd\n")
+    (pkg / "core" / "user.py").write_text(
+        "import json\nfrom normbench.core import frames\n\n\n"
+        "def f():\n    import json\n    import pandas as pd\n    import torch\n"
+    )
+    lazy = {(e.target, e.line) for e in graph.needless_lazy_imports(graph.parse_package(pkg))}
+    assert lazy == {("json", 6), ("pandas", 7)}
+
+
 def test_a_circle_is_seen():
     edges = {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}
     assert graph.strongly_connected({"a", "b", "c", "d"}, edges) == [["a", "b", "c"]]

@@ -1,23 +1,7 @@
-"""`normbench ab`: base against head in one job. Every latency and block case of a suite is timed
-impl@base vs impl@head in paired, shuffled rounds in one process (ab/timing.py), in k fresh processes, each
-with its own case order; a case's ratio is the median over the processes of its per-process statistic.
-The same rounds time a second build of impl@head (the A/A). From the spread of the k per-process ratios
-head/base and head'/head (and the A/A's own offset), each case gets its A/A spread S: how far a median of
-k processes moves when nothing changed, measured on this machine at this load, in this job. The ratio is
-then known within ×/÷ S, and the mark is an equivalence test against --factor:
-
-    +  regression   ratio / S > factor                  confidently slower by more than the factor
-    -  faster       ratio · S < 1 / factor
-    =  unchanged    ratio · S < factor, ratio / S > 1/factor: confidently within the factor
-    ?  inconclusive the interval straddles the factor: a change the A/A spread cannot tell from it
-    x  not compared the case failed on a side (one unavailable on both sides is =, by its status)
-
-So the effective threshold of a case is factor × S, never below the factor, and a change smaller than the
-A/A spread is never a pass when it could reach the factor. Why base and head in one process: on a shared
-machine the speed moves in phases of seconds to minutes, so times taken in separate processes minutes
-apart do not compare (docs/ci.md); rounds milliseconds long see the same phase on both sides (randomized
-multiple interleaved trials, Abedi & Brecht, ICPE 2017; duet benchmarking, Bulej et al., ICPE 2020; asv
-continuous)."""
+"""`normbench ab`: base against head in one job. Every latency and block case is timed impl@base vs
+impl@head in paired, shuffled rounds in k fresh processes, beside an A/A of head against a second build of
+itself; the A/A's spread S bounds the ratio, and the mark (+ - = ? x) is an equivalence test against
+--factor. The marks, and why both sides share one process: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ JSON with counts and per-case ratios (numbers, null for what was not measured)."
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 
 from normbench.ab.gate import ABResult, exit_code, finite
@@ -95,6 +96,4 @@ def _header(result: ABResult) -> str:
 
 
 def _log(x: float) -> float:
-    import math
-
     return math.log(x) if x == x and x > 0 else 0.0

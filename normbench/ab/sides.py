@@ -2,14 +2,7 @@
 tree's run loads) imported beside the working tree's, under another module name, so that impl@base and
 impl@head are timed by the same harness, on the same tensors, in the same rounds.
 
-The base commit is checked out in a temporary git worktree (`base_worktree`). Its `normbench/norms`
-package is imported as `normbench_ab_base.norms`, its source rewritten on the way in so that every
-`normbench.norms` it names is its own copy (its own registry, its own helper modules), while everything
-else it imports (torch, normbench's core) is the process's own. A NORMBENCH_PLUGINS module that lives in
-the repository is taken from the base worktree the same way (`normbench_ab_base.plugins.<name>`); one
-outside it is the same file on both sides. What this cannot express (a change to normbench's core API the
-base norms import, another torch) raises ABUnsupported, and `normbench ab` says so and offers
-`--base-python`, which times the two sides in alternating processes instead."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

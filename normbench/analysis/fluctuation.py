@@ -1,12 +1,7 @@
 """Batch-statistics fluctuation (PowerNorm, Shen et al. 2020, §3): for each BatchNorm / PowerNorm layer of the
 stability runs, how far the batch's statistics sit from the running statistics during training.
 
-Per norm (and configuration), layer and site: the median over training steps of each run's rows, then the
-mean over seeds. Steps in the first BURN_IN of the run are left out: the running statistics start at
-(0, 1) and only track the data after a few dozen updates (momentum 0.1 forgets 90% in 22 steps), so an early
-distance measures the initial buffers, not the batches. `mean / i.i.d.` is the ratio of the batch mean's
-distance to what i.i.d. sampling of the batch's tokens alone would give (the "CNN-like" floor): a ratio r
-means the batch behaves like n / r² independent tokens."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

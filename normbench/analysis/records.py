@@ -2,14 +2,7 @@
 has several), with the case's parameters and every summary metric as a named numeric field. No display
 strings: the github/plain/md/latex tables are views of these numbers.
 
-Field names: the metric, with `_s` when it is in seconds and does not already say so (time_median ->
-time_median_s); per-tensor metrics get the tensor as a suffix (err_abs_y, err_ratio_dx); a metric named
-like a parameter gets `_value` (accuracy_rows_value: the rows actually compared). Left out: raw timing
-samples (a metric with a sample index whose `<metric>_median` is stored too) and training time series
-(rows with a step): `normbench export` has them. Per-input metrics (the jacobian bench's) keep their
-input index as `sample`. Latency records add `time_s` (the case's statistic), `high_spread` (IQR above
-10% of the median) and `speedup_vs_baseline` (the baseline's time over this case's, same parameters).
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

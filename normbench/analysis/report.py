@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 import pandas as pd
 
 from normbench.analysis.claims import evaluate
@@ -219,8 +221,6 @@ def markdown_header(manifests: list[dict]) -> str:
 def suite_file(source: str | None) -> str:
     """The suite file as a shared report names it: a relative path as given, an absolute one by its
     name (the sha256 beside it identifies the text; the folder is this machine's)."""
-    from pathlib import PurePath
-
     if not source:
         return "no file"
     path = PurePath(source)

@@ -2,12 +2,7 @@
 the norm does to training (held-out loss, mean and 95% t-interval over seeds, status counts) next to what
 it costs at inference (the Linear + norm block's time from the same run, folded where the norm folds).
 
-It reads two bench kinds' rows and neither bench knows about the other: the report calls it
-(analysis/derived.py). It appears only when the frame holds both stability training runs and block rows.
-
-Which block shape: the block cases whose width `d` equals the training runs' `d` (the model's own Linear),
-else all of them; when several shapes remain, the largest `tokens` on cpu/fp32 first (the note names the
-shape; the block bench's own table has every shape)."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

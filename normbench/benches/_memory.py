@@ -1,15 +1,6 @@
-"""Peak memory of one call, above what was resident before it (inputs, parameters, the module): what the
-call itself allocates at its high point (output, saved statistics, gradients, workspaces).
-
-CUDA: torch.cuda.max_memory_allocated() after reset_peak_memory_stats(), minus memory_allocated() before.
-CPU: the autograd profiler with profile_memory=True records every allocation and free of torch's CPU
-allocator; their running sum over the call gives its peak. It runs in its legacy mode (use_kineto=False):
-the same allocator events, but no Kineto activity profiler, whose first start cost 1.0-3.0 s per process on
-the 2-core EPYC VM (docs/methodology.md), a third of a small suite's wall time, and which a peak of host memory does not
-need. Both modes gave the same peaks (LayerNorm, RMSNorm, BatchNorm 512x256, fwd and fwd+bwd, after a first
-call; tests/test_latency_bench.py checks the figure against a closed form). Memory that libraries allocate outside torch's allocator
-(oneDNN scratchpads, OpenMP stacks) is not seen, and tracemalloc sees none of torch's memory at all, so
-the CPU figure is a lower bound on the process's peak: stated so in docs/methodology.md.
+"""Peak memory of one call, above what was resident before it: CUDA's peak-memory counters, or on the CPU
+torch's allocator events from the autograd profiler in its legacy (Kineto-free) mode, a lower bound.
+Why that mode, and what it cannot see: docs/methodology.md, "Peak memory".
 """
 
 from __future__ import annotations

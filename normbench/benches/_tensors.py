@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from normbench.core.errors import SkipCase
 from normbench.norms.registry import check_output
 
@@ -33,8 +35,6 @@ _UNSUPPORTED = (r"not implemented for '\w+'", r"could not run '[^']+' with argum
 
 def unsupported_here(exc: BaseException) -> bool:
     """True when exc says the case's dtype or device is unsupported by a kernel (then the case is skipped)."""
-    import re
-
     text = str(exc).lower()
     return any(re.search(pattern, text) for pattern in _UNSUPPORTED)
 

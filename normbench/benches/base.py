@@ -1,14 +1,7 @@
 """What a bench kind is: its parameters (validated before anything runs), how it runs one case, and how
 its stored rows become report tables.
 
-    @register_bench
-    class Latency(Bench):
-        kind = "latency"
-        params = {"d": Param(int, minimum=1), ...}
-        def run_case(self, case, ctx): ...        -> CaseResult (rows: metric, unit, value, ...)
-        def report(self, frame, opts): ...        -> list[Table]
-        def headline(self, frame, opts): ...      -> list[str] (the report summary's lines)
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

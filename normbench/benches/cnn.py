@@ -1,12 +1,7 @@
 """The positive control for the BatchNorm-vs-LayerNorm question: a small CNN (models/cnn.py) trained on
-generated shape images (data/images.py), where the LayerNorm paper (Ba et al. 2016, §6.7) found that
-"batch normalization outperforms the other methods" and where the PowerNorm paper's ResNet20 keeps its
-batch statistics close to the running ones (Shen et al. 2020, Fig. 2). The same norms from the registry as
-in the Transformer, each in its definition's layout (BatchNorm per channel over batch × pixels,
-LayerNorm per image over the layer's units), the same optimizer and budget: a bench in which BatchNorm can
-win as well as lose. One case = one training run (norm × seed × ...); it stores the held-out loss and
-accuracy, the loss every step, and BatchNorm's batch-vs-running statistics (benches/_lm/fluctuation.py,
-the rows the Transformer stores)."""
+generated shape images (data/images.py), a bench in which BatchNorm can win as well as lose (Ba et al.
+2016, §6.7; Shen et al. 2020, Fig. 2). One case = one training run; the papers' findings and what a case
+stores: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
 """σ_max of a normalizer's Jacobian, measured (dense jacrev + SVD, or matrix-free Lanczos on JᵀJ) against
 its closed form and against Xiong et al.'s √d/‖x‖ (Lemma 3) and the centred √d/‖x − mean‖.
 
-One case = one norm, d, ε, gain, dtype and input distribution, with `inputs` seeded random inputs (rows;
-for BatchNorm train, batches of `batch` rows, whose Jacobian is that of the whole batch). Rows per input
-(sample = input index): sigma_max, closed_form, rel_err (signed, (measured − closed)/closed), xiong_bound,
-centred_bound, ratio_xiong, ratio_centred, bound_held / centred_held (1/0), inflation (‖x‖/‖x − mean‖),
-iterations, converged (1/0), time (s per input); BatchNorm train adds coupling (‖J − D‖/‖J‖, D the
-per-sample blocks), and with the exact method coupling_entry, cross_channel_max and channel_rel_err_max.
-Every row carries `method`, `closed_form_kind` (exact | bound | none) and `closed_form_regime` (general |
-eps-term | zero | none, see norms/closed_form.py); a norm that declares no closed form (compute=None) has no
-closed_form and rel_err rows. See normbench/benches/_jacobian/."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -2,39 +2,11 @@
 torch.inference_mode, or forward+backward (gradients for the input and the parameters, reset before
 every call as an optimizer's zero_grad(set_to_none=True) would).
 
-Each case is timed in paired rounds with its reference implementation (`reference`, layernorm:module
-by default) and the copy probe (identity.copy on the same tensor, mode, timer and cache state), and with
-every other implementation the process runs at the same parameters (benches/_latency/round_set.py). It
-stores, besides the raw time samples:
-  * `time_vs_ref` and `time_vs_copy`: its time over the reference's and over the copy probe's, one raw
-    ratio per round, their median and its 95% interval (`_median`, `_lo`, `_hi`): the machine's speed
-    cancels from a ratio taken within one round, so these compare across runs at different load
-    (timing/paired.py; docs/methodology.md, "Paired rounds"). The reference itself has no time_vs_ref,
-    the copy probe no time_vs_copy;
-  * GB/s from the norm's byte model, and `copy_fraction`, how close the norm comes to the bandwidth the
-    copy probe reaches on this machine; above 1 it is implausible (a byte model or timing error), flagged
-    in the report; on a GPU the vendor's nominal peak is shown beside it, labelled nominal;
-  * accuracy against a float64 reference of the same norm (benches/_latency/accuracy.py), re-checked after the
-    timing loop;
-  * the first call's time (the compile time of torch.compile'd implementations, never part of latency);
-  * the peak memory one call allocates (benches/_memory.py);
-  * the process state behind the time (timing/process.py): minor page faults per timed call of the norm
-    and of the copy probe and the samples that took any, `faulted` when a quarter of either's samples did, whether the allocator
-    policy was in force, and `resident_extra_bytes`, what the harness keeps alive beside the case's own
-    tensors while it times (the outputs kept for the re-check, the memoised float64 references, the copy
-    probe's gradient tensors, the cold-cache flush buffer, the canary's tensor);
-  * the machine's speed while the case was timed (CPU, not under preset fast; timing/canary.py): a fixed
-    canary kernel timed just before and just after the timed section, `canary_time` the slower reading and
-    `machine_slowdown` that over the fastest reading of the process (>= 1; flagged in the report from 1.10).
-
-Preset `fast` times only: no accuracy check, peak memory, copy probe or canary (the report labels such
-cases).
-An implementation that raises for the case's dtype or device (torch's "... not implemented for 'Half'",
-"Could not run ... with arguments from the 'X' backend") is `skipped` with the reason; any other
-exception, a NotImplementedError of its own included, is `failed`.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
+
+import gc
 
 from normbench.benches._latency.member_rows import RoundSet, member_result
 from normbench.benches._latency.placement import DEFAULT_PLACEMENTS, placement_count, rounds_for
@@ -46,7 +18,7 @@ from normbench.benches._tensors import DTYPES, check_device, check_dtype
 from normbench.benches.base import Bench, register_bench
 from normbench.core.params import Param
 from normbench.norms import SPEEDUP_REFERENCES, reference_problem
-from normbench.norms.inputs import INPUTS
+from normbench.norms.inputs import INPUTS, make_input
 from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
@@ -148,12 +120,7 @@ class Latency(Bench):
             "case with its reference and the copy probe only",
             hashed_at_default=False,
         ),
-        # 512 rows: the check's cost floor. Its verdict is a ratio to eager's error on the same rows, and
-        # the max error grows only with the log of the elements compared: LayerNorm, RMSNorm, BatchNorm
-        # eval and two other implementations at hidden 512/2048, fwd and fwd+bwd, read the same err_ratio
-        # (1.00) at 256, 512, 1024 and 4096 rows, and err_abs at 512 rows within 30% of 4096's, while
-        # 4096 rows cost 0.4-4 s per case at hidden 2048 (an fp64 autograd reference of 32-64 MiB
-        # tensors) and 512 rows 25-100 ms (2-core EPYC VM, loaded; docs/methodology.md).
+        # 512 rows: the check's cost floor, where its verdict no longer moves (docs/methodology.md, "Fast preset").
         "accuracy_rows": Param(int, 512, minimum=0, help="compare the first N rows with float64 (0 = off)"),
         "memory": Param(bool, True, help="measure the peak memory of one call"),
         "stat": STAT_PARAM,
@@ -170,11 +137,7 @@ class Latency(Bench):
     def run_case(self, case, ctx):
         """Time the case in one round set with its reference, the copy probe and (pairing = "shape") the
         later cases at the same parameters (benches/_latency/round_set.py); their results go to ctx.ready."""
-        import gc
-
         import torch
-
-        from normbench.norms.inputs import make_input
 
         p = effective_params(case.params)
         keep_allocator_warm()  # before the case allocates anything, so all of it lives under one policy

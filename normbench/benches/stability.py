@@ -3,17 +3,7 @@ DeepNet's control groups (Post-LN with and without warmup, Post-LN-init = 1/k_l 
 model = "encdec": the same runs in an encoder-decoder on a generated translation-like task (models/encdec.py,
 data/seq2seq.py, _stability/encdec_*.py), with the model update and the norm inputs split by side.
 
-One case = one training run (placement x norm x init x depth x lr x warmup x seed). Stored status, what one
-run alone can know (see `status_of`): diverged (a non-finite loss, or a held-out loss more than
-`diverge_margin` nats above both the unigram model's and the run's lowest training loss: it blew up, with
-the step where the training loss last left that band); stuck (held-out loss within `stuck_tol` nats of the unigram model's loss on the same
-held-out windows: it learned no more than symbol frequencies); else ok. `not_converged` (>= 0.3 nats behind a
-named reference run at the same seed and depth) needs a second case, so it is judged at report/claim time
-(analysis/claims/stats.py `not_converged`), never stored. Time series (loss
-every step; lr, gradient norms, model update and norm inputs every `every` steps) carry a `step` column,
-per-layer values a `layer` and `site` column. objective = "masked": every loss (training, held-out, the
-unigram model's) is over the masked positions, so the judgements compare like with like. Norms with batch
-statistics also store the batch-vs-running fluctuation rows (_lm/fluctuation.py). See _lm/training.py for the loop, _lm/__init__.py for the model params."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -120,8 +121,6 @@ def _suites() -> None:
 
 
 def _plugins() -> None:
-    import os
-
     rows = installed_plugins()
     env = os.environ.get(ENV_VAR, "")
     out.print("[bold]plugins[/bold] (entry points normbench.norms / .benches / .claims / .plots)")

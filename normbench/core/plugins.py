@@ -2,20 +2,7 @@
 on import; third-party packages add theirs through entry points (the Python convention), and
 NORMBENCH_PLUGINS (comma-separated module names) adds modules for quick experiments and tests.
 
-A plugin package declares, in its pyproject.toml,
-
-    [project.entry-points."normbench.norms"]
-    mynorm = "mypkg.mynorm"          # a module that registers with @register_norm / @impl on import
-
-and likewise `normbench.benches` (@register_bench) and `normbench.claims` (@claim). A plugin that fails to
-import (an exception, or `sys.exit`/argparse at import) is a NormbenchError naming the plugin and the error
-(one line, exit 2 at the CLI). While a plugin imports, `sys.argv` holds only its own name: normbench's
-options are not the plugin's to parse.
-
-A plugin may not take a name normbench's own modules (or another plugin) registered: a plugin `layernorm`
-would otherwise stand in for the real one in every run and comparison. With NORMBENCH_ALLOW_OVERRIDE=1
-(`run --allow-override`) it may, and each replacement is listed in `OVERRIDES`, which a run records in its
-manifest (`overrides`)."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 
@@ -24,7 +11,7 @@ import functools
 import importlib
 import pkgutil
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import entry_points, packages_distributions, version
 
 from normbench.core.errors import NormbenchError
 from normbench.core.settings import env_setting
@@ -143,8 +130,6 @@ def load_env_plugins() -> None:
 
 def _owner(module: str) -> tuple[str | None, str | None]:
     """(distribution, version) that installed `module`, or (None, None) for a module on the path only."""
-    from importlib.metadata import packages_distributions, version
-
     names = packages_distributions().get(module.split(".")[0]) or []
     return (names[0], version(names[0])) if names else (None, None)
 

@@ -1,13 +1,6 @@
 """One registry for every pluggable thing: norms, bench kinds, claims and plots.
 
-    NORMS = Registry("norm", "normbench.norms")
-    NORMS.add("layernorm", LayerNorm())      # done by @register_norm when norms/layernorm.py is imported
-    NORMS.get("layrnorm")                    # KeyError: unknown norm 'layrnorm' (did you mean 'layernorm'?)
-    NORMS.all()                              # imports every module of normbench.norms and the plugins first
-
-Discovery is lazy: nothing is imported until something asks for the entries, so `normbench --help` and
-suite validation of other kinds stay fast. The package name is a string, not an import, so the registry
-(ground floor) never points up at the layers that fill it."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Settings from the environment and numbers from the command line, each by one rule.
 
-Environment: a variable that is empty or only blanks is unset. A CI workflow that names an undefined
-variable (`NORMBENCH_RESULTS: ${{ env.NOT_SET }}`) passes an empty string; read as a path, "" is the current
-folder, and the runs would land loose beside the checkout. Every NORMBENCH_* variable (and COLUMNS) is read
-through env_setting, so unset and empty mean the same everywhere.
-
-Numbers: nan passes every comparison (nan < 1 is False) and inf passes every lower bound, so a range check
-alone lets them through; check_number refuses non-finite values first, then the range."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ do not render these display tables: they write numeric records (analysis/records
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -136,7 +137,6 @@ def wrapped(text: str, width: int) -> str:
 
 def plain_records(frame: pd.DataFrame) -> list[dict]:
     """Rows as dicts of plain Python values: numbers as numbers, NaN and <NA> as None."""
-    import math
 
     def plain(v):
         if v is None or v is pd.NA or (isinstance(v, float) and not math.isfinite(v)):
@@ -184,8 +184,6 @@ def column_unit(values, units=SECONDS) -> tuple[str, float]:
 def in_unit(value, scale: float, digits: int = 3) -> str:
     """A number in its column's unit, rounded to `digits` significant figures and never in e-notation:
     562, 1440, 18000, 0.523; "—" for a missing one."""
-    import math
-
     if value is None or value != value:
         return "—"
     x = float(value) / scale

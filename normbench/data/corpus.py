@@ -1,17 +1,6 @@
-"""Byte-level corpora for the training benches, each identified by the SHA-256 of its exact bytes:
+"""Byte-level corpora for the training benches, each identified by the SHA-256 of its exact bytes.
 
-    text (default)   the generated prose of textgen.py, identical on every machine and Python >= 3.11;
-                     its hash is pinned here and checked on every load
-    text + corpus_dir  the user's own text: every regular top-level file of the directory, sorted by name
-    stdlib           this interpreter's standard-library *.py files: NOT portable (the text, V and the
-                     unigram entropy change with the Python version or a distro's patches), kept to compare
-    mix              varied text in about equal shares: the generated prose, code (every 4th stdlib *.py
-                     file by name) and English prose (the topics of this interpreter's pydoc_data, the
-                     Python reference manual as text); NOT portable, like stdlib
-
-Held out: every 10th paragraph of the generated text, every 10th file of a directory (in a mix, every 10th
-part of each source), so the held-out text is spread over the whole corpus like the training text. The hash enters each case's identity
-(`data_identity`), so results on different text never share a case id and `compare` marks them `x`."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

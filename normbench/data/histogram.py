@@ -1,14 +1,9 @@
 """How much a batch's token histogram varies, against what i.i.d. tokens would give: the data-side cause of
 batch-statistics fluctuation (PowerNorm, Shen et al. 2020, §3). A batch whose tokens were n independent
 draws from the corpus's distribution p has E‖h_B − p‖² = (1 − Σ_v p_v²)/n (each count is binomial:
-Var(h_v) = p_v(1 − p_v)/n, summed over v). The measured ratio
+Var(h_v) = p_v(1 − p_v)/n, summed over v).
 
-    r = √(mean over batches of ‖h_B − p‖²) / √(mean over batches of (1 − Σ p²)/n_B)
-
-is 1 for i.i.d. tokens, below 1 when every batch looks alike (windows of one homogeneous text: each batch
-is a cross-section of the same grammar), above 1 when batches differ in content (a batch of code lines
-beside a batch of prose). p is the distribution of the tokens the batcher draws from (its whole pool), h_B
-the histogram of a batch's real (unpadded) tokens, n_B their count."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Generated images for the CNN control: ten shape classes on varied backgrounds, seeded, no download.
 
-Each 3 × S × S image (S = 16) holds one shape whose class is the label: disk, square, diamond, ring,
-plus, X, horizontal bar, vertical bar, triangle, hollow square. Drawn per image at random: the centre
-(inside a margin), the size (radius 3-6 pixels), a foreground and a background colour (each channel
-uniform in [0, 1]), a linear brightness gradient across the background, and Gaussian pixel noise (sd
-NOISE). The classes differ in shape only, so a classifier must use spatial structure; colour and
-brightness vary from image to image as in natural photographs. Images are standardized with the training
-set's per-channel mean and sd (as CIFAR pipelines do). Deterministic for a seed (torch's generator)."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -2,14 +2,7 @@
 the mask of padded positions: what a Transformer toolkit feeds a model, and what BatchNorm's statistics
 must leave out (the PowerNorm authors' MaskBatchNorm / MaskPowerNorm take it as `pad_mask`).
 
-    padded     each epoch, the units in a fresh random order, `batch` consecutive units per batch
-    bucketed   each epoch, the units in a fresh random order, then stably sorted by length, cut into
-               batches of `batch` neighbours, and the batches shuffled: fairseq's length-ordered batching
-               (ordered_indices sorts by size with a random tie-break), with rows of similar length and
-               little padding
-
-The last batch of an epoch with fewer than `batch` units is dropped. Every draw comes from the generator
-the caller seeds, so the batches are the same for every model seed."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

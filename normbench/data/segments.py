@@ -1,14 +1,7 @@
 """Whole sentences or lines of a byte corpus as units of varying length, for padded batches (the way
 translation and LM toolkits batch text: one sentence per row, padded to the batch's longest).
 
-    line       every line (split at newlines)
-    sentence   every line, also split after '.', '?' or '!' followed by a space (prose has several
-               sentences per line; code rarely has ". " outside comments, so its units stay lines)
-
-Each unit loses its trailing whitespace (a line's indentation is kept: in code it is content); blank units
-and units of fewer than MIN_TOKENS tokens are dropped, and a
-unit longer than the model's sequence is cut into consecutive pieces of at most `max_len` tokens (no text is
-left out). Units keep corpus order; batchers (data/padded.py) draw from them."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

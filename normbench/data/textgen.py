@@ -1,16 +1,7 @@
 """The default training text, generated: English-like prose from a fixed lexicon and grammar written for
 normbench (public domain, nothing copied from anywhere), driven by a 64-bit integer PRNG (splitmix64).
 
-Why generated rather than shipped or read from the machine: only integer arithmetic, list indexing and
-ASCII string joins touch the output, so the bytes are the same on every machine and every Python >= 3.11
-(no float formatting, no hash(), no set order, no `random` module whose algorithms may change); the
-repository carries ~6 KB of code instead of a multi-MB blob, and the result is pinned by SHA-256
-(corpus.py checks it on every load). The text has what a byte-level LM can learn in a few hundred steps:
-consistent spellings (most of the gain over the unigram loss), Zipf-like word frequencies and a small
-phrase grammar. This file imports only the standard library and runs on its own:
-
-    python normbench/data/textgen.py        # prints the SHA-256 and size of the text
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

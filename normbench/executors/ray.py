@@ -1,18 +1,6 @@
 """The Ray executor: one suite across the cores of a box or the nodes of a cluster.
 
-Design (docs/scale-out.md):
-- Every case is one Ray task asking for `num_cpus = threads` (and `num_gpus = 1` on CUDA). Tasks return
-  rows; this process writes each part as its case finishes, through the same RunStore (atomic parts,
-  manifest, lock), so --resume, --only, --shard, report and compare work unchanged.
-- Timing cases (benches with `exclusive_node = True`: latency, block) must never share a node with another
-  case while they are timed. Each node offers one unit of the custom resource `normbench_node`; a timing
-  case takes the whole unit, every other case takes 1/1000 of it, so a timing case runs alone on its node and
-  the others pack freely. A local Ray started here declares the resource; cluster nodes declare it with
-  `ray start ... --resources='{"normbench_node": 1}'`.
-- A task whose worker or node dies is retried once by Ray (max_retries=1), then stored `failed` with
-  "worker died: ...". An exception inside a case never reaches Ray: run_one stores it as today.
-- Seeds come from case parameters only, so deterministic benches give the same rows under any executor
-  and any scheduling order."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -12,13 +12,7 @@ Placements (each block is an attention sub-layer then an FFN sub-layer, G = the 
               Magneto / Sub-LN (Wang et al. 2023, "Foundation Transformers" §3.1)
     periln    x <- x + LN'(G(LN(x))) as sandwich, PLUS an LN on the embedding output x_0 = LN(E[idx] + P),
               final LN                               Peri-LN (Kim et al. 2025, arXiv:2502.02732)
-    Peri-LN vs sandwich: the block equation is the same (norm on the input and the output of each
-    sub-layer, the residual sum itself not normalized); Peri-LN as its paper builds its models also
-    normalizes the embedding output, so the residual stream starts at unit scale, and CogView's Sandwich-LN
-    does not (nor its PB-Relax, which is not built here). Sources: the paper's abstract and summaries of its
-    §3 confirm the norm on the input and output of every sub-layer and a final norm; the embedding-output
-    norm is from the paper's architecture description as remembered, not from a copy read here (the stored
-    copies reachable while building this held only the abstract): check arXiv:2502.02732 §3 / Fig. 2.
+    Peri-LN vs sandwich, and the sources behind periln: docs/methodology.md, "Training stability".
 Sub-LN's gamma = sqrt(log 2N) up-scaling of v_proj, out_proj, fc1, fc2 is the init "magneto", not part of
 the placement: as with DeepNorm (placement deepnorm, init deepnorm), the architecture and the init are two
 axes, so a suite can separate what the extra LN does from what the up-scaling does.

@@ -1,13 +1,8 @@
 """Baselines per machine: a stored run kept as the reference of one suite on one machine, so that a new run
 can be compared with it without both living in one results folder (asv keeps results/<machine>/,
-pytest-benchmark .benchmarks/<platform>/). A plain folder that git or a CI cache can hold:
+pytest-benchmark .benchmarks/<platform>/), in a plain folder that git or a CI cache can hold.
 
-    baselines/<machine fingerprint>/<suite>/<run_id>/manifest.json, parts/*.parquet
-
-The fingerprint names what decides whether timings compare: the CPU model, its core count, the CPU flags
-that decide speed (when the run's manifest has them) and the torch version; never the hostname, which a CI
-runner changes every job. It is computed from the run's own manifest (the machine that recorded it).
-Saving replaces the suite's previous baseline on that machine; a reader sees the old one or the new one."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import platform
 import socket
 import subprocess
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from normbench.core.host import cpu_model
@@ -57,8 +58,6 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "KM
 
 def library_versions() -> dict:
     """Versions of the numeric stack that can change a number (None when a library is absent)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     out = {}
     for name in ("numpy", "scipy", "pandas", "pyarrow"):
         try:

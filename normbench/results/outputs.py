@@ -1,14 +1,7 @@
 """The one rule for every file a command writes for the user (export -o, report -o, plot's figures, and through
 results/files.py the run's own files): decided before any work, from what is at the path now.
 
-- `-`: standard output, streamed (a binary format only when stdout is not a terminal).
-- nothing there, or a regular file: written to a unique temporary beside it (O_CREAT|O_EXCL|O_NOFOLLOW, so a
-  link planted at the temporary's name is never followed), fsynced and renamed over it; a reader sees the
-  old file or the new one. A link to a regular file replaces the file it points to; the link stays.
-- a device, a pipe or a socket (/dev/null, /dev/stdout, a process substitution): written in place, never
-  renamed over (renaming would put a regular file where the system's node was); a write error there, a full
-  device's ENOSPC say, is one line and exit 2.
-- a folder, a link to nothing, a path in a stored run (paths.check_not_in_a_run): refused."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,12 @@
 """The tidy row schema. One row per measured value; the case's parameters are columns too (and the whole
 parameter dict as JSON in `params`, so a row can be traced to its case exactly).
 
-One schema per run, declared before the first case and kept in the manifest (`columns`): the fixed columns,
-then, sorted by name, every parameter of every bench kind in the suite (from the bench parameter specs) and
-every label column those benches declare (`Bench.labels`: layer, tensor, ...). Every part carries all of
-them, null where they do not apply, so pandas, pyarrow, duckdb and polars read a run's parts with no
-options. Integers are int64, booleans bool, strings string.
-
-Version history (a reader upgrades older versions step by step and refuses newer ones):
-    1: first version; each part held only the columns its own rows had.
-    2: one declared schema per run (manifest `columns`); parts carry pandas metadata (Int64, boolean).
-    3: one name per quantity: the latency and block benches' width is `d` as in every other kind, and
-       their `warmup` (untimed calls) is `warmup_calls`, leaving `warmup` to the stability bench's
-       learning-rate warm-up steps (COLUMN_RENAMES).
-This normbench reads version 3 only: `normbench upgrade RUN` rewrites an older run in place
-(results/upgrade.py; the version-1 step re-expands the stored suite, suite/columns.py).
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -106,8 +93,6 @@ def declare_columns(benches: Iterable[Any], params: Iterable[dict[str, Any]] = (
 def arrow_schema(columns: dict[str, str], metadata: dict[str, str] | None = None):
     """The Arrow schema of a part, with pandas metadata so that pandas reads int64 columns with nulls as
     Int64 (not float64) and bool columns as boolean."""
-    import json
-
     import pyarrow as pa
 
     fields = [pa.field(name, pa.type_for_alias(kind)) for name, kind in columns.items()]

@@ -19,7 +19,14 @@ from normbench.core.errors import NormbenchError, printable
 from normbench.core.jsondata import json_text
 from normbench.core.renames import renamed
 from normbench.results.files import atomic_write, atomic_write_text, check_no_writer
-from normbench.results.schema import FIXED_COLUMNS, SCHEMA_VERSION, arrow_schema, conform, merge_types
+from normbench.results.schema import (
+    COLUMN_RENAMES,
+    FIXED_COLUMNS,
+    SCHEMA_VERSION,
+    arrow_schema,
+    conform,
+    merge_types,
+)
 from normbench.results.store import RunStore
 from normbench.results.verify import checked_part, table_version
 from normbench.results.writing import writing
@@ -94,8 +101,6 @@ def upgraded_columns(old: dict[str, str], parts: list[Path]) -> dict[str, str]:
 
 
 def _renaming_kinds() -> set[str]:
-    from normbench.results.schema import COLUMN_RENAMES
-
     return {kind for step in COLUMN_RENAMES.values() for kind in step}
 
 

@@ -38,18 +38,11 @@ def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **option
 
 
 def measure_interleaved(timer, fns: dict, rounds: int, seed: int | None = None) -> dict:
-    """Time several callables in paired rounds: `rounds` rounds, each taking a share of timer.samples
-    samples of every callable in turn (the shares add up to timer.samples exactly), so that load from
-    other processes, which drifts over seconds on a shared machine, falls on all of them alike (a norm, its
-    reference and its copy probe; a block and its Linear). With `seed`, the order within each round is
-    shuffled by random.Random(seed) (randomized interleaved trials: no callable always runs first, after
-    the same neighbour); without it, the order of `fns`. The first round warms up and calibrates each
-    callable; later rounds reuse its inner count, with one warm-up call to re-warm the caches the other
-    callables just used. A value of fns may be a list of callables, one per placement (the same call on its
-    own copy of the tensors): round r times placement r % len. Counters in Samples.extra (SUMMED_EXTRAS)
-    are summed over the rounds; other extras keep the last round's value; extra["round_sizes"] lists the
-    samples each round took, in order (timing.paired pairs them round by round). Returns name -> Samples,
-    raw times in order."""
+    """Time several callables in paired rounds, each round taking a share of timer.samples samples of every
+    callable in turn, so that drifting load falls on all of them alike; with `seed` the order within a round
+    is shuffled. A value of fns may be a list of callables, one per placement (round r times placement r %
+    len). Returns name -> Samples, raw times in order. Warm-up, calibration and the extras: docs/methodology.md,
+    "Notes from the code"."""
     import copy
     import random
 

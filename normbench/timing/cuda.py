@@ -1,15 +1,6 @@
 """CUDA timer: CUDA events around each sample, read only after a device synchronize.
 
-Cold cache (the default, as triton.testing.do_bench): before every sample a buffer of twice the device's
-L2 (timing/cache.py) is rewritten, then one call is timed. All samples are queued before the host waits,
-so the flush kernel also hides the host's launch latency of the timed call. Warm cache: no flush, and each
-sample times an inner loop calibrated to last at least `min_sample_s`.
-
-Graph mode (TritonBench --cudagraph, its PR #519): one CUDA graph captures n x (flush + fn), a second one
-n x flush; each sample is (replay(fn graph) - replay(flush graph)) / n, which removes the launch overhead and
-the flush's own cost (triton's do_bench_cudagraph has no flush at all, triton#10149). Samples stay raw;
-a median at or below zero (flush noise swamping a tiny kernel) is left for the bench to reject.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

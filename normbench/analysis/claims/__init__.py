@@ -1,22 +1,6 @@
 """Claims: named, checkable statements from the papers, one function each, evaluated on stored rows.
 
-    @claim("rmsnorm_exact_bound", source="Xiong et al. 2020, Lemma 3: '‖J_LN(x)‖₂ = O(√d/‖x‖₂)'",
-           statement="RMSNorm's Jacobian norm equals √d/‖x‖ ...",
-           threshold="|rel err| ≤ 1e-6: float64 round-off of a d×d SVD is ~1e-13; 1e-6 catches any formula slip")
-    def rmsnorm_exact_bound(frame) -> Verdict: ...
-
-A suite lists the claims it supports in `claims = [...]`; `normbench report` prints, per claim, its state,
-the numbers it looked at, the seeds pooled, the confidence interval, the threshold with its reason, and the
-source. Every threshold is normbench's own reading of a paper's sentence (the papers state O(·) bounds and
-figures, not tolerances); the reason is written next to it and none was moved to make a claim pass.
-
-States: PASS; FAIL; NOT REPRODUCED (the check fails exactly the way this project has measured and documented:
-the claim's `Disagreement` names one measured quantity, the range it was found in — its direction and its
-size — and what would falsify it; the check reports that quantity in `Verdict.measured`, and only a FAIL
-whose every measured value lies in that range reads NOT REPRODUCED. A FAIL outside the range, or one that
-does not report the quantity, stays FAIL: a regression cannot hide behind a known disagreement); NO DATA
-(the run lacks the rows); REPORTED (a measured finding with no threshold). docs/claims.md lists every
-claim with its source, setting, threshold and disagreement."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
 """DeepNet's model-update claims (Wang et al. 2022, Fig. 5, §4.3, Thm 4.2) on the one-step update runs of
 the `stability` bench (judge = false, steps = 1): ΔF = mean over probe tokens of ‖F(x,θ₁) − F(x,θ₀)‖.
 
-Two settings, kept apart by the `optimizer` and `train` parameters:
-  * DeepNet's derivation (§4.3, Appendix B): SGD, first order in η (η → 0), and only the β-scaled matrices
-    (v_proj, out_proj, fc1, fc2) in view. `update_deepnorm_nearly_constant` is judged there
-    (optimizer = "sgd", train = "beta_scaled"), and `update_first_order_regime` checks that the runs are
-    in the η → 0 regime (ΔF/η the same at two small η).
-  * Training as practised (Adam, every parameter): Fig. 5's comparison of Post-LN and DeepNet
-    (`update_postln_grows_deepnorm_fifth`), and the measured growth of DeepNorm's update under each
-    optimizer and parameter group (`update_deepnorm_growth_attribution`, REPORTED: LN gains/biases, Linear
-    biases and Adam's sign-like first step each make a step-1 update grow with depth; no paper states it).
-Every comparison of two groups of runs uses `stats.paired` (same seed and every other swept parameter),
-and every claim is judged setting by setting (`stats.settings`: every swept parameter but depth, seed and
-the compared keys), so runs at two widths or learning rates never share one depth curve."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

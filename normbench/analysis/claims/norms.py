@@ -2,11 +2,7 @@
 (Shen et al. 2020), DyT (Zhu et al. 2025) and RMSNorm (Zhang & Sennrich 2019) against LayerNorm. The
 scale-invariance claims (Ba et al. 2016, §5) are in scale_invariance.py.
 
-Loss comparisons pair runs by seed and by every other swept parameter (same data windows, same model
-draw up to the norm), and judge the 95% t-interval of the paired difference against one margin (MARGIN):
-"worse" means the whole interval lies above +MARGIN, "comparable" that it lies inside ±MARGIN, "within"
-that its upper end is at most +MARGIN. Two lines are REPORTED, not judged (DyT in Post-LN, RMSNorm and
-Post-LN's stuck onset): no paper states a number to check them against."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

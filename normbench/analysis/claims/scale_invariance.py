@@ -4,6 +4,8 @@ Linear(d, d) feeding the case's norm. Exact invariance gives 1/c, so ratio·c = 
 
 from __future__ import annotations
 
+import json
+
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 from normbench.analysis.claims.stats import fmt_ci, mean_ci, seeds_text
 
@@ -14,8 +16,6 @@ DYT_MIN_DEVIATION = 0.1
 
 def _scale_rows(frame):
     """Init rows of scale_grad_ratio with the scale c and the case's seed: value·c is 1 under invariance."""
-    import json
-
     rows = frame[(frame["bench"] == "init") & (frame["metric"] == "scale_grad_ratio")]
     rows = rows[~rows["status"].isin(["failed", "skipped", "unavailable"])]
     if rows.empty or "scale" not in rows:

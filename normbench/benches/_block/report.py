@@ -3,6 +3,8 @@ its cost over the Linear alone; then the folded-BatchNorm check and every block'
 
 from __future__ import annotations
 
+import pandas as pd
+
 from normbench.benches._block.names import FOLDED, block_names
 from normbench.core.tables import Table, column_unit, in_unit
 
@@ -10,8 +12,6 @@ KEYS = ["device", "dtype", "cache", "stat", "tokens", "d"]
 
 
 def block_tables(frame, opts) -> list[Table]:
-    import pandas as pd
-
     ok = frame[frame["status"] == "ok"]
     if ok.empty:
         return []

@@ -4,6 +4,8 @@ against depth (Xiong Theorem 1, Fig. 3(c)/(d))."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from normbench.benches._lm import varying_keys
 from normbench.core.tables import Table
 
@@ -54,8 +56,6 @@ def init_tables(frame) -> list[Table]:
 
 def scale_table(frame) -> Table:
     """scale_grad_ratio per norm and c, with the 1/c of exact scale invariance beside it."""
-    import pandas as pd
-
     rows = frame[frame["metric"] == "scale_grad_ratio"]
     wide = rows.pivot_table(index="norm", columns="scale", values="value", aggfunc="mean")
     cells = pd.DataFrame(index=wide.index)
@@ -118,8 +118,6 @@ def stream_table(frame) -> Table:
 
 def last_layer_table(frame) -> Table:
     """W^2 gradient of the last layer (norm of the mean over batches) against depth."""
-    import pandas as pd
-
     rows = frame[(frame["metric"] == "ffn_grad_norm_of_mean") & (frame["site"] == "fc2")]
     last = rows[rows["layer"] == rows["depth"]]
     wide = last.pivot_table(index="config", columns="depth", values="value", aggfunc="mean")

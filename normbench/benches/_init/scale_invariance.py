@@ -2,15 +2,7 @@
 whose output does not change when the weight matrix W feeding it is scaled by c makes the gradient with
 respect to W shrink as 1/c, so the effective step size falls as ||W|| grows during training.
 
-Measured for the case's norm, with no model around it: y = norm(x W^T), W a seeded Linear(d, d) weight
-without bias (a bias not scaled with W would break the invariance LN's §5 states for the weight matrix),
-x (TOKENS, d) ~ N(0, 1), loss = sum_ij y_ij R_ij for a fixed random readout R (TOKENS, d): one per token,
-because BatchNorm's output sums to zero over the tokens of each channel, so a readout shared by all tokens
-would give BatchNorm an identically zero loss. Row
-`scale_grad_ratio` (label `scale` = c) = ||dL/dW at cW|| / ||dL/dW at W||. LayerNorm and RMSNorm (per token)
-and BatchNorm in train mode (per channel, over the batch) are invariant: the ratio is 1/c up to eps
-(their output depends on eps / variance, which scales by 1/c^2). DyT is not: tanh(alpha c x W^T) saturates.
-fp64 throughout, so the ratio is exact to ~1e-12 apart from eps."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

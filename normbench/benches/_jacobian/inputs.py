@@ -2,14 +2,7 @@
 `mean` is the offset μ/σ in units of σ, so the offset's effect on √d/‖x‖ (the factor √(1 + μ²/var)) does
 not depend on σ, and σ alone moves the row's variance past √ε.
 
-    gaussian   z ~ N(0, 1) per coordinate
-    student_t  z ~ Student-t with `df` degrees of freedom (heavy tails; df ≤ 2 has infinite variance)
-    outlier    z ~ N(0, 1) with one random coordinate set to `outlier` (a massive activation)
-    constant   z = c·1 with c ~ N(0, 1) per row: zero variance, where LayerNorm's ε takes over
-
-Rows are drawn in float64 with numpy's PCG64 from `seed` and then cast, so the same seed gives the same
-inputs in every dtype (up to rounding) and on every machine.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

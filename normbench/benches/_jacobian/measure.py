@@ -1,16 +1,6 @@
 """Two measurements of σ_max(J) for a function f of one input (a row, or a BatchNorm batch).
 
-exact        the dense Jacobian from torch.func.jacrev and its largest singular value
-             (torch.linalg.svdvals). Cost: D vector-Jacobian products and an O(D³) SVD, so only up to a
-             size limit (D = 4096 takes tens of seconds to minutes on 2 CPUs).
-matrix_free  Lanczos on JᵀJ (symmetric, PSD, top eigenvalue σ_max²). JᵀJ·v is one torch.func.jvp and one
-             vjp pull-back, vmapped over the inputs of a case so they run as one batch. Lanczos rather
-             than plain power iteration because a random gain γ clusters the top singular values, where
-             power iteration crawls. Full re-orthogonalisation keeps the basis orthogonal in float32.
-             Convergence: the residual of the top Ritz pair (θ, u), ‖JᵀJu − θu‖ = β_k·|e_kᵀs|, must be at
-             most 2·tol·θ, i.e. σ = √θ is within ≈ tol (relative) of an eigenvalue's root. An input that
-             has not converged after max_iters keeps its last estimate and is flagged converged = False.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -2,12 +2,7 @@
 References: Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", Lemma 3; the exact
 Jacobians follow from differentiating y = (x - mean) / sqrt(var + eps) (and RMSNorm's y = x / rms) directly.
 
-Each norm owns its closed form for σ_max(J) (`Norm.jacobian_closed_form`, in its own file under
-normbench/norms/, with the derivation next to the code); a new norm joins the jacobian bench by declaring
-one there, and nothing here changes. Every formula is evaluated in float64 on the input the norm actually
-saw (already rounded to the case's dtype), so a float32 case shows the error of the float32 Jacobian, not
-of the formula.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,7 @@
 """Accuracy as numbers: an implementation's outputs (and, in fwd+bwd, every gradient) against a float64
 reference of the same norm on the same input and parameters, and against PyTorch's own eager error.
 
-For each tensor (y, dx, d<param>):
-    err_abs    max |got - ref|
-    err_rel    max |got - ref| / |ref| over the elements with |ref| >= 1e-3 max |ref| (relative error is
-               meaningless where the reference is near zero)
-    err_ratio  err_abs / max(eager err_abs, floor), eager = the norm's eager implementation with the same
-               semantics (nn.LayerNorm, nn.RMSNorm, nn.BatchNorm1d train/eval, DyT's module) in the same
-               dtype; floor = finfo(dtype).eps * max |ref| / 4, a quarter of the dtype's spacing at the
-               largest reference value (below the rounding of any stored output), so an eager error of
-               exactly 0 does not divide by 0 and float64 noise does not read as a ratio.
-A kernel is suspect when err_ratio > 2 for any tensor (flash-attention's LayerNorm criterion: at most
-twice PyTorch's own error). The reference is each norm's `reference`, written from the definition in
-float64, never through the kernels it judges; its gradients come from float64 autograd of that formula.
-
-The reference and the eager implementation's comparison depend only on the norm's semantics (its eager
-implementation), the input (shape, dtype, device, seed, distribution, eps, rows compared), the mode and the
-parameter values, not on the implementation judged: `measure_accuracy` computes them once per such key
-and keeps them in the run's memo (up to MEMO_BYTES of float64 tensors, oldest dropped first), so every
-implementation of a norm at one shape reuses them.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from normbench.benches import get_bench
 from normbench.benches._latency.versus import COLUMNS, versus
 from normbench.core.stats import HIGH_SPREAD, high_spread
@@ -80,8 +82,6 @@ def varying_keys(ok: pd.DataFrame) -> tuple[list[str], dict]:
 def case_frame(ok: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per case: its keys, `label` (norm:impl), every scalar metric as a column, and `time` = the
     case's statistic (time_median or time_min)."""
-    import pandas as pd
-
     scalar = ok if "tensor" not in ok.columns else ok[ok["tensor"].isna()]
     wide = scalar.pivot_table(index="case_id", columns="metric", values="value", aggfunc="first")
     extra = ["stat"] if "stat" in ok.columns and "stat" not in keys else []

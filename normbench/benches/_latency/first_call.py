@@ -3,6 +3,7 @@ torch.compile'd implementation is the compilation (`compile_s`, never part of la
 
 from __future__ import annotations
 
+import sys
 import time
 
 from normbench.benches._tensors import make_step, unsupported_here
@@ -46,7 +47,5 @@ def first_call(norm, impl: str, p: dict, x, grad_context):
 
 
 def _dynamo_graphs() -> int:
-    import sys
-
     utils = sys.modules.get("torch._dynamo.utils")
     return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0

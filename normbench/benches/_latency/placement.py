@@ -1,25 +1,8 @@
 """Placements (opt-in, `placements = k`): a CPU latency case spreads its samples over k copies of its
 tensors, because on a virtual machine where a tensor lands in memory can set its speed for as long as it
 lives. The default is one copy: on this project's machine the copies did not make runs agree better.
-
-Why it exists (2-core AMD EPYC Firecracker VM, torch 2.13.0+cpu, 1 thread, idle; repeatable
-with scripts/process_state.py): six LayerNorm 4096x1024 inputs allocated in one process read 1160-1340
-us, and each kept its own level when revisited three times in turn (within 2%), so the level belonged to
-the tensor, not to the moment. A case that times one input reports one draw of that; timing the samples
-on k copies (the same values at other addresses, each with its own step tensors) makes its median a
-median over k draws. A prototype (12 processes each, LayerNorm 4096x1024 fwd) cut the run-to-run CV from
-4.8% to 2.1% (a second batch 4.5% -> 1.8%). In the bench itself, later and on a busier host, it did not:
-fresh processes alternating placements = 1 and 5 gave CV 22.3% vs 28.9% (10 pairs), 7.8% vs 7.8% (6),
-10.9% vs 35.7% (10), and with five copies some processes read 2x slower (placement_spread ~2): more
-memory, more chances of a slow draw. Hence opt-in: it answers "does placement move this case here?"
-through `placement_spread`, and users who find it large can average over copies.
-
-Rounds take the copies in turn (round r times copy r mod k; timing.measure_interleaved): with 30 samples
-and k = 5, 6 samples on each copy. `placement_spread` stores max/min of the per-copy medians; the copies
-are timed in different rounds, so it also holds whatever changed between rounds (compare the case's IQR).
-k is 1 on CUDA and in graph mode (device memory is not paged by a hypervisor, and no evidence there;
-a GPU not yet measured), and the copies beyond the first are capped by PLACEMENT_BUDGET_BYTES of extra memory (then
-fewer copies; `placements` records k).
+Round r times copy r mod k; `placement_spread` = max/min of the per-copy medians. The evidence and the
+caps: docs/methodology.md, "Placement (opt-in)".
 """
 
 from __future__ import annotations

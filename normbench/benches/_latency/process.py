@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from normbench.benches._latency.accuracy import memo_bytes
 from normbench.timing import canary
 from normbench.timing.pages import LOW_SHARE, huge_share, process_huge_share, process_state, tensor_ranges
@@ -67,8 +69,6 @@ def page_rows(device: str, *tensors) -> list[dict]:
     """The share of the case's tensor bytes backed by huge pages (timing/pages.py), the same for the whole
     process's anonymous memory, labelled with the process's page state, and `huge_pages_low` where huge pages were asked for and under half the bytes got
     them. Nothing on a GPU; NaN where /proc/self/smaps cannot be read (not Linux)."""
-    import math
-
     if device != "cpu":
         return []
     state = process_state()["pages"]

@@ -1,18 +1,11 @@
 """Report tables of the latency bench, one row per shape and settings ("512×1024 bf16 fwd"; what every
-row shares is the caption), every column of times in one unit:
+row shares is the caption), every column of times in one unit.
 
-1. Latency: columns = norm:impl, cells = time per call ('!' when the case's spread is over 10%), the
-   fastest implementation and how much faster or slower than the baseline it is (paired rounds).
-2. Bandwidth: the same grid, GB/s from the byte model and the fraction of the copy probe; a figure above
-   the copy is marked implausible, never shown as a win.
-3. Norms head to head: per shape, the fastest implementation of each norm (and the copy probe).
-4. Per implementation: peak memory, first call and compile time, fraction of the nominal peak where known.
-5. Accuracy vs float64: output error, relative error, ratio to PyTorch's eager error, worst gradient ratio.
-Times are each case's chosen statistic of its raw samples (`stat`: median by default, or min); the cases
-and their ratios come from cases.py, which the summary lines read too.
-"""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
+
+import pandas as pd
 
 from normbench.benches._latency.cases import fixed_words, latency_cases, shape_words
 from normbench.benches._latency.notes import process_notes, without_reference
@@ -64,8 +57,6 @@ def _time_cells(values, spread) -> tuple[str, list[str]]:
 
 def _grid_tables(grid, cases, baseline, notes) -> list[Table]:
     """Time and bandwidth grids: one row per shape and settings, one column per norm:impl."""
-    import pandas as pd
-
     columns = sorted(cases["label"].unique())
     time_rows = [{ROW: name} for name in grid]
     bw_rows = [{ROW: name} for name in grid]
@@ -124,8 +115,6 @@ def _bandwidth_cell(r: dict | None, probe: bool) -> str:
 
 def _head_to_head(grid, cases, notes) -> Table:
     """Per shape, each norm's fastest implementation: "time (impl)", one unit per norm's column."""
-    import pandas as pd
-
     norms = sorted(cases["norm"].unique(), key=lambda n: (n == "identity", n))
     table = [{ROW: name} for name in grid]
     for norm in norms:
@@ -146,8 +135,6 @@ def _head_to_head(grid, cases, notes) -> Table:
 
 def _per_impl(cases) -> Table:
     """Per case: peak memory, first call and compile time, each column in one unit."""
-    import pandas as pd
-
     has_nominal = "nominal_fraction" in cases.columns and cases["nominal_fraction"].notna().any()
     table = pd.DataFrame({ROW: cases[ROW], "impl": cases["label"]})
     if has_nominal:
@@ -181,8 +168,6 @@ def _per_impl(cases) -> Table:
 
 
 def _accuracy(ok, cases) -> Table:
-    import pandas as pd
-
     per_tensor = ok[ok["metric"].isin(["err_abs", "err_rel", "err_ratio"]) & ok["tensor"].notna()]
     errors: dict[str, dict[str, dict]] = {}  # case_id -> tensor -> {err_abs, err_rel, err_ratio}
     for r in per_tensor[["case_id", "tensor", "metric", "value"]].itertuples(index=False):
@@ -211,23 +196,17 @@ def _accuracy(ok, cases) -> Table:
 
 
 def _has(c, name) -> bool:
-    import pandas as pd
-
     value = c.get(name)
     return value is not None and pd.notna(value)
 
 
 def _num(value, fmt: str) -> str:
-    import pandas as pd
-
     return "—" if value is None or pd.isna(value) else fmt.format(value)
 
 
 def _copy_cell(frac, probe: bool = False) -> str:
     """The fraction of the copy probe's GB/s; above 1 is implausible, except for the copy itself, timed
     against its own probe (the two differ only by noise)."""
-    import pandas as pd
-
     if frac is None or pd.isna(frac):
         return "—"
     return f"{frac:.0%}" + (f" {IMPLAUSIBLE}" if frac > 1 and not probe else "")

@@ -1,14 +1,7 @@
-"""A latency round set: the implementations timed together in paired rounds. Every CPU or CUDA latency case
-times its implementation, the suite's `reference` implementation and the copy probe (identity.copy) on the
-same input tensor, in `samples` rounds of one sample each, the order within a round shuffled with a
-recorded seed (`round_seed`); each round's ratio to the reference (`time_vs_ref`) and to the copy probe
-(`time_vs_copy`) is kept raw, like a time sample. Under `pairing = "shape"` (the default) the case also takes
-in the cases this process runs later at exactly the same parameters (RunContext.upcoming): every
-implementation of one shape then shares one set of rounds and one reference, so any two of them are paired
-and no reference is timed twice; their results wait in RunContext.ready for their turn. The set stays under
-ROUND_SET_BYTES of tensors and MAX_MEMBERS members, and a case with its own time limit (`timeout_s`) times
-only itself, its reference and the probe (the limit is one case's). Why pairing: docs/methodology.md,
-"Paired rounds"."""
+"""A latency round set: the implementations timed together in paired rounds (a case, its `reference`,
+the copy probe and, under `pairing = "shape"`, every later case at the same parameters), within
+ROUND_SET_BYTES and MAX_MEMBERS. Why pairing: docs/methodology.md, "Paired rounds"; the rules of a set:
+"Notes from the code"."""
 
 from __future__ import annotations
 

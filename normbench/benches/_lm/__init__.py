@@ -3,6 +3,8 @@ rules, and building a seeded model and its data for one case. Torch-free at impo
 
 from __future__ import annotations
 
+import json
+
 from normbench.benches._tensors import check_device
 from normbench.benches.base import Bench
 from normbench.core.params import Param
@@ -194,8 +196,6 @@ def data_rows(data) -> list[dict]:
 
 def varying_keys(frame, exclude=("seed",)) -> list[str]:
     """The case parameters that differ between the cases of `frame` (what a table should group by)."""
-    import json
-
     params = [json.loads(s) for s in frame.drop_duplicates("case_id")["params"]]
     keys = [k for k in params[0] if k not in exclude and len({json.dumps(q.get(k)) for q in params}) > 1]
     keys.sort(key=lambda k: (k == "depth", KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER)))

@@ -2,29 +2,7 @@
 for every norm module with batch statistics, on the batch a step trains on, the distance between the
 batch's statistics and the running statistics the module holds *before* that step's forward updates them.
 
-Rows (each with step, layer, site), per module that has running_mean / running_var (BatchNorm):
-    bn_mean_rel_dist      ||mu_B - mu|| / ||mu||          (ratio)
-    bn_var_rel_dist       ||sigma2_B - sigma2|| / ||sigma2||
-    bn_mean_dist_d        (1/d) ||mu_B - mu||             (the paper's normalization by the width d)
-    bn_var_dist_d         (1/d) ||sigma2_B - sigma2||
-    bn_mean_rel_dist_iid  sqrt(sum_c sigma2_B,c / n) / ||mu||, n = tokens in the batch: the distance i.i.d.
-                          sampling noise alone gives (E||mean of n i.i.d. draws - mu||^2 = sum_c var_c / n),
-                          the "CNN-like" floor; tokens of one sequence are correlated, which is what lifts
-                          the measured distance above it. Every batch also holds each position 0..T-1
-                          exactly B times, so the position-embedding share of the variance does not
-                          fluctuate between batches, which pulls the measured distance below this floor:
-                          read the two together, not as a strict lower bound
-    bn_mean_shift_sd      √(mean_c (mu_B,c − mu_c)² / sigma2_c): the batch mean's offset in units of each
-                          channel's running sd, i.e. how far a train-mode output sits from the same input's
-                          inference-mode output; scale-free, so a Transformer and a CNN compare (relative
-                          to ||mu|| is not: a channel mean near 0, as after a conv of standardized images,
-                          makes it explode)
-    bn_var_shift          √(mean_c (sigma2_B,c / sigma2_c − 1)²): the same for the variance
-and per module with running_phi (PowerNorm, the running quadratic mean psi^2 per channel):
-    pn_qm_rel_dist        ||psi2_B - psi2|| / ||psi2||,  psi2_B = mean over tokens of x^2
-mu_B, sigma2_B (biased, as BatchNorm normalizes with) are over the batch's B*T tokens. A relative distance
-whose denominator is exactly 0 (a fresh BatchNorm's running mean at step 1) is not a number and is not
-stored; its (1/d) row is."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,26 +1,10 @@
 """The training loop of the stability bench and its diagnostics (DeepNet §3, Fig. 4).
 
-Adam (betas 0.9, 0.98 by default; eps 1e-8) or SGD (optional momentum) on all parameters or one group
-(`trainable`; the rest frozen), linear warmup then constant (or inverse-sqrt) learning rate, random
-windows from a generator seeded apart from the model. Step t = the t-th optimizer update. Every `every`
-steps (and at steps 1 and the last) it records, for the batch of step t: the loss, the lr, the total and
-per-layer gradient norms; and after update t, on a fixed held-out probe batch: the model update per token
-mean_tokens ||F(x, theta_t) - F(x, theta_0)||_2 (F = the input of the head) and the mean input norm of
-every norm; and, for every norm with batch statistics (BatchNorm, PowerNorm), how far the batch's
-statistics are from the running ones (_lm/fluctuation.py). The held-out loss runs in eval mode (a BatchNorm
-uses its running statistics there, as at inference). The probe uses the probe batch's own statistics (train
-mode) and puts every buffer back afterwards: in eval mode a BatchNorm's F(x, theta_0) would use the fresh
-running statistics (mean 0, var 1), and the "update" would mostly measure their warm-up, not the weights'
-change (measured: 27.9 vs LayerNorm's 2.2 at step 1, d=64, 4 layers). Per-token norms are unaffected. With
-objective "masked" the batches are masked-token batches (data/masking.py, positions from generators seeded
-data_seed + 3 (training), + 4 (probe), + 5 (held out)) and every loss is over the masked positions.
-With batching "padded" or "bucketed" the batches are whole sentences or lines of the text, padded, and the
-key-padding mask goes to the model (_lm/batches.py); every batch's token histogram is measured against the
-i.i.d. floor (BatchesDrawn). The per-step loss goes into a preallocated tensor, never .item() inside the loop, so that nothing waits on the device between diagnostic steps; a non-finite loss is found there, with its step.
-
-Speed (d=64, 12 layers, 300 steps, 2-core Xeon): ~16 s with 2 threads on an idle machine, ~21-23 s with
---threads 1; with 2 threads while another process holds a core, 118 s (every small op is an OpenMP
-region waiting on the descheduled thread). On shared machines use --threads 1 and --shard for parallelism."""
+Adam or SGD on all parameters or one group (`trainable`), warmup then a constant or inverse-sqrt lr, windows
+(or padded sentences, _lm/batches.py) from a generator seeded apart from the model. Every `every` steps it
+records the loss, lr and gradient norms of step t's batch and, after update t on a fixed probe batch, the
+model update per token and every norm's input norm, and batch-statistic distances (_lm/fluctuation.py).
+Why the probe runs in train mode, and the loop's speed: docs/methodology.md, "Training stability"."""
 
 from __future__ import annotations
 

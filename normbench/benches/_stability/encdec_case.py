@@ -1,13 +1,7 @@
 """One encoder-decoder stability case (model = "encdec"): its pairs (generated once per run), the seeded
 model, the training run, and its rows. The status is judged by the bench (stability.status_of), as for the LM.
 
-Besides the training rows (encdec_training.py) a case stores what its model was built with, measured on the
-model itself at step 0: `residual_alpha` per side (site enc / dec, the alpha of every sub-layer of that
-stack) and `init_gain` per group of matrices (site enc.qk, enc.beta_scaled, dec.qk, dec.beta_scaled,
-dec.cross_qk, dec.cross_beta_scaled): the pooled std of the group's weights over their fan-averaged
-Xavier std, sqrt(sum W^2 / sum n_W 2/(fan_in + fan_out)), with `init_gain_rse` = 1/sqrt(2 n) the relative
-standard error of a std estimated from n normal draws (n = the group's weight count). A check of the
-constants against DeepNet's Table 1 then reads what the model did, not what the code meant to do."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -2,21 +2,7 @@
 optimizer, lr schedule and diagnostics (_lm/training.py), with the model update and the norm inputs split by
 side, as DeepNet's Theorem 4.3 splits them.
 
-Batches: random training pairs (generator seeded data_seed), teacher forcing, padded to the batch's longest
-pair; the loss is the mean over the real target tokens. Every `every` steps (and at steps 1 and the last):
-the loss, the lr, per-layer gradient norms (sites enc_embed, enc, enc_final, dec_embed, dec, head), and,
-after the update, on a fixed held-out probe batch (generator data_seed + 1), with the real tokens only:
-    model_update        mean over target tokens of ||F_ed(x, y, theta_t) - F_ed(x, y, theta_0)|| (the head's
-                        input: the whole model's update, DeepNet's ||Delta F_ed||)
-    enc_update          mean over source tokens of ||F_e(x, theta_e,t) - F_e(x, theta_e,0)|| (the memory every
-                        cross-attention reads: Theorem 4.3's ||Delta F_e||)
-    dec_update_via_enc  the decoder's output change when only the encoder has moved: the decoder at theta_d,0
-                        reading the memory of theta_e,t. Theorem 4.3's first term, the encoder's update
-                        carried into the decoder by cross-attention
-    ln_input_norm       mean input norm of every norm (site enc.l.attn, dec.l.cross, ..., its side's tokens)
-Held out: the first eval_batches x batch held-out pairs (the same for every case): the loss, the unigram
-model's loss on the same target tokens, token accuracy (teacher-forced argmax = target) and sequence
-accuracy (every token of the pair right)."""
+Details: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ normbench's allocator policy; the page states alternate process by process. Per 
 its round medians, and the CV of the round medians over time inside the process. Then, per state and op, the
 CV of the process medians across processes. The figures behind docs/methodology.md "Machine speed".
 
-    python scripts/machine_speed.py [--processes 4] [--rounds 10] [--pages huge,base]
+    python scripts/experiments/machine_speed.py [--processes 4] [--rounds 10] [--pages huge,base]
 
 A benchmark, not a test: run it with nothing else running, and say what load there was.
 """

@@ -1,6 +1,6 @@
 """Process-to-process CV of the median, normbench vs the plain peer, in one command:
 
-    python scripts/pages_cv.py [--processes 10] [--pages huge|base] [--quick]
+    python scripts/experiments/pages_cv.py [--processes 10] [--pages huge|base] [--quick]
 
 The grid: LayerNorm, RMSNorm (torch modules) and the copy (identity:copy, a clone) at 4096x1024 and 2048x2048,
 fp32 and bf16, fwd and fwd+bwd: 24 cases at 1 thread. normbench: one fresh `normbench run` process times
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NORMS = ("layernorm:module", "rmsnorm:module", "identity:copy")
 SHAPES = ((4096, 1024), (2048, 2048))
 DTYPES = ("fp32", "bf16")

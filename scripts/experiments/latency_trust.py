@@ -1,4 +1,4 @@
-"""Issue 16's goals, measured in one command (`make selfcheck-bench`, about 3 minutes on 2 cores):
+"""The latency-trust goals, measured in one command (`make selfcheck-bench`, about 3 minutes on 2 cores):
 
 1. agreement with torch.utils.benchmark at 1 thread, every op of `normbench selfcheck` (LayerNorm 512x256
    and 4096x1024, RMSNorm 4096x1024 and 2048x2048, copy 4096x1024), in fresh processes taking the ops in
@@ -19,7 +19,7 @@ read 2-4x high) and in a plain process ("plain", what a user's own script gets).
 average before and after, and each figure with its goal. Timings on a machine shared with other jobs are
 indicative only.
 
-    python scripts/latency_trust.py [--pages huge|base] [--runs N] [--selfcheck-runs N] [--grid-runs N] [--quick]
+    python scripts/experiments/latency_trust.py [--pages huge|base] [--runs N] [--selfcheck-runs N] [--grid-runs N] [--quick]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GRID = [
     (norm, hidden, mode)
     for norm in ("layernorm:module", "rmsnorm:module", "batchnorm:eval")
@@ -353,7 +353,7 @@ def main() -> None:
             )
         )
 
-    # 5. the copy probe's gap (issue 16: the in-case probe read 1.11-1.15 ms, Timer 0.81-1.02 ms)
+    # 5. the copy probe's gap (the first report: the in-case probe read 1.11-1.15 ms, Timer 0.81-1.02 ms)
     proc = subprocess.run([sys.executable, "-c", COPY_PROBE], env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"copy probe check failed:\n{proc.stderr[-2000:]}")

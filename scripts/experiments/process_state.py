@@ -1,4 +1,4 @@
-"""Which process state moves a CPU latency (issue 16)? Controlled experiments in one process: the same op
+"""Which process state moves a CPU latency? Controlled experiments in one process: the same op
 timed under two conditions A and B, alternating A, B, A, B, ... so that machine load drifts onto both alike;
 each comparison prints the median of the B/A ratios of adjacent pairs and their range. Conditions:
 
@@ -14,7 +14,7 @@ each comparison prints the median of the B/A ratios of adjacent pairs and their 
 Plus a `control`: A and B identical, to read the others against. Every timing is normbench's CpuTimer
 (median of 15 samples, default floors) at 1 thread under the allocator policy (timing/process.py).
 
-    python scripts/process_state.py [--op rmsnorm:2048x512] [--pairs 8] [--only history,cache]
+    python scripts/experiments/process_state.py [--op rmsnorm:2048x512] [--pairs 8] [--only history,cache]
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ i.i.d. tokens; r < 1: every batch is alike; r > 1: batches differ in content, th
 batch statistics fluctuate (PowerNorm, Shen et al. 2020, §3). The figures behind docs/results.md
 "Batch composition".
 
-    python scripts/batch_variation.py [--batches 1000] [--batch 16] [--seq 64] [--data text,stdlib,mix]
-                                      [--corpus-dir DIR]   (your own text, as data = "text" with corpus_dir)
+    python scripts/experiments/batch_variation.py [--batches 1000] [--batch 16] [--seq 64] [--data text,stdlib,mix]
+                                                  [--corpus-dir DIR]   (your own text, as data = "text" with corpus_dir)
 
 Deterministic (seeded); it reads the corpora and trains nothing.
 """

@@ -1,10 +1,10 @@
 """Does a whole process draw a level? One latency case (LayerNorm 4096x1024 fwd, 1 thread, defaults) in
 fresh processes, variants alternating so drifting load falls on all alike, beside the blocked_autorange peer
-in its own fresh processes. Prints each variant's per-process medians, their CV and max/min (issue 16: the
+in its own fresh processes. Prints each variant's per-process medians, their CV and max/min (the
 figures behind docs/methodology.md "Placement" and the selfcheck-bench reading came from these comparisons).
 
-    python scripts/process_levels.py [--runs N] [--variants default,placements5,malloc,fast,huge,base]
-                                     [--norm rmsnorm:module]
+    python scripts/experiments/process_levels.py [--runs N] [--variants default,placements5,malloc,fast,huge,base]
+                                                 [--norm rmsnorm:module]
 
 Variants: default (the bench's defaults), placements5 (`placements = 5`), malloc (NORMBENCH_ALLOCATOR=default:
 glibc's own malloc policy), fast (`preset = "fast"`), huge and base (the page state, docs/methodology.md

@@ -1,6 +1,6 @@
 """Does the page state change conclusions? One command:
 
-    python scripts/pages_rankings.py [--suites quick,latency] [--repeats 1] [--quick]
+    python scripts/experiments/pages_rankings.py [--suites quick,latency] [--repeats 1] [--quick]
 
 Runs the latency cases of each suite (`normbench run SUITE --only 'latency*'`: fwd and fwd+bwd, fp32 and
 bf16 in both shipped suites) under `--pages base` and `--pages huge`, alternating, `--repeats` times each,
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STATES = ("base", "huge")
 QUICK_SUITE = """name = "pages-rank-quick"
 threads = 1
