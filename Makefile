@@ -8,8 +8,11 @@ NB := $(VENV)/bin/normbench
 setup:
 	bash scripts/setup.sh
 
+# The unit and integration tests on every core (pytest-xdist; Ray's tests share one worker): TEST_JOBS=0 runs
+# them in this process, one after another.
+TEST_JOBS ?= auto
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup
 
 smoke:
 	$(NB) run suites/quick.toml --quiet

@@ -70,7 +70,7 @@ def make_child_env(**extra: str) -> dict[str, str]:
     importable (NORMBENCH_PLUGINS=normbench_test_norms loads them), no debug unless asked."""
     # the page state too: an in-process `normbench run` of an earlier test set it in this process's env
     dropped = ("NORMBENCH_DEBUG", "NORMBENCH_PLUGINS", "NORMBENCH_PAGES", "THP_MEM_ALLOC_ENABLE")
-    env = {k: v for k, v in os.environ.items() if k not in dropped}
+    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("PYTEST_XDIST")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(PLUGINS_DIR), env.get("PYTHONPATH", "")]).rstrip(
         os.pathsep
     )

@@ -29,7 +29,7 @@ def test_step(benchmark):
 
 def _pytest(folder: Path, *args: str, slowdown: int = 1) -> subprocess.CompletedProcess:
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},  # a plain pytest child
         "PYTHONPATH": os.pathsep.join([str(TESTS), str(folder)]),
         "FAKE_SLOWDOWN": str(slowdown),
     }

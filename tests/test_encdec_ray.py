@@ -6,6 +6,9 @@ import pandas as pd
 import pytest
 from test_ray import read_run, values
 
+# Ray's tests start local clusters over every core: under pytest-xdist they share one worker, in turn.
+pytestmark = pytest.mark.xdist_group("ray")
+
 ray = pytest.importorskip("ray")
 
 SUITE = """

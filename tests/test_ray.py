@@ -13,6 +13,9 @@ import pandas as pd
 import pytest
 from conftest import make_child_env, tiny_latency_suite
 
+# Ray's tests start local clusters over every core: under pytest-xdist they share one worker, in turn.
+pytestmark = pytest.mark.xdist_group("ray")
+
 ray = pytest.importorskip("ray")
 
 TINY_MODEL = """[bench.sweep]

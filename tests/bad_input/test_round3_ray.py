@@ -19,6 +19,9 @@ from conftest import tiny_latency_suite
 
 from normbench.core.errors import NormbenchError
 
+# Ray's tests start local clusters over every core: under pytest-xdist they share one worker, in turn.
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 def _suite(tmp_path: Path, norms: str = '["layernorm:module"]') -> Path:
     path = tmp_path / "s.toml"

@@ -40,6 +40,9 @@ def import_then_arm():
 ray_cluster.import_ray = session.import_ray = ray_executor.import_ray = import_then_arm
 from normbench.cli import app
 
+# Ray's tests start local clusters over every core: under pytest-xdist they share one worker, in turn.
+pytestmark = pytest.mark.xdist_group("ray")
+
 sys.argv = ["normbench", *sys.argv[1:]]
 app()
 """
