@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from normbench.benches import all_benches
 from normbench.cli._common import cli_errors, emit, out
 from normbench.core.jsondata import json_text
-from normbench.norms import all_norms
 from normbench.results.env import fingerprint
+from normbench.suite.catalog import registered
 
 NAME = "env"
 PANEL = "Inspect"
@@ -19,7 +18,7 @@ PANEL = "Inspect"
 
 @cli_errors
 def command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    all_norms(), all_benches()  # import the plugins a run imports, so `plugins` lists the same
+    registered()  # import the plugins a run imports, so `plugins` lists the same
     env = fingerprint()
     if as_json:
         emit(json_text(env, indent=2) + "\n")

@@ -9,18 +9,16 @@ from typing import Annotated
 
 import typer
 
-from normbench.benches import all_benches
 from normbench.cli._common import RESULTS_DIR, cli_errors, emit, out, results_option
 from normbench.core.errors import NormbenchError, printable
 from normbench.core.jsondata import json_text
 from normbench.core.plugins import ENV_VAR, installed_plugins
-from normbench.norms import all_norms
 from normbench.results.files import live_writer
 from normbench.results.lookup import run_summaries
 from normbench.results.naming import list_run_ids
 from normbench.results.paths import check_results_dir
 from normbench.results.store import RunStore
-from normbench.suite.catalog import all_suites
+from normbench.suite.catalog import all_suites, registered
 
 NAME = "list"
 PANEL = "Inspect"
@@ -90,7 +88,7 @@ def _norms() -> None:
         "jac = Jacobian closed form, mod = nn.Module (models, block bench), fold = folds into a Linear, "
         "mix = statistics over the batch)"
     )
-    for norm in all_norms().values():
+    for norm in registered()[0].values():
         line = f"  {norm.name:<10} {_capability_cell(norm):<20} {norm.description}{_origin(norm)}"
         out.print(line, markup=False)
         for info in norm.impls.values():
@@ -103,7 +101,7 @@ def _norms() -> None:
 
 def _benches() -> None:
     out.print("[bold]bench kinds[/bold] (parameters go in sweep = \\[lists] or params = scalars)")
-    for bench in all_benches().values():
+    for bench in registered()[1].values():
         out.print(f"  {bench.kind:<10} {bench.description}{_origin(bench)}", markup=False)
         for key, spec in bench.params.items():
             out.print(

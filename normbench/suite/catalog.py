@@ -8,9 +8,16 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError
+from normbench.norms import all_norms
 from normbench.suite.expand import expand
 from normbench.suite.load import load_suite
+
+
+def registered() -> tuple[dict, dict]:
+    """(norms, bench kinds) by name that a suite can name: the built-in ones and every plugin's."""
+    return all_norms(), all_benches()
 
 
 def packaged_dir() -> Path:
