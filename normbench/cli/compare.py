@@ -1,12 +1,11 @@
-"""Compare two runs (BASE NEW), or a run with this machine's baseline of its suite (--baseline [NEW]).
-Timing: the paired ratios (latency's time_vs_ref and time_vs_copy: a time over one taken in the same
-rounds), whatever the load, on one CPU model; absolute times only with --absolute, on the same machine and
-unloaded. Each: ratio of medians and a Mann-Whitney U test against the run-to-run noise;
-deterministic metrics (Jacobian errors, losses, init statistics): by value, within a cross-machine
-tolerance. Marks: + worse, - better, ~ not significant, = unchanged, ! status regressed, x not comparable.
-Exit codes: 0 every case compared, no regression; 1 at least one regression (+ or !); 2 bad input;
-3 inconclusive (a case x, the run-to-run noise floor above --factor, or a change beyond --factor that no
-test can judge at its sample size); --allow-incomparable turns 3 into 0. See docs/ci.md."""
+"""Compare two runs (BASE NEW), or a run with this machine's baseline of its suite (--baseline [NEW]). Timing:
+the paired ratios (time_vs_ref, time_vs_copy: a time over one taken in the same rounds), whatever the load,
+on one CPU model; absolute times only with --absolute, on the same machine and unloaded; each by its ratio
+of medians, a Mann-Whitney U test and the run-to-run noise. Deterministic metrics (Jacobian errors, losses,
+init statistics): by value, within a cross-machine tolerance. Marks: + worse, - better, ~ not significant,
+= unchanged, ! status regressed, x not comparable. Exit: 0 every case compared, no regression; 1 a
+regression (+ or !); 2 bad input; 3 inconclusive (a case x, the noise floor above --factor, or a change
+beyond --factor no test can judge at its sample size); --allow-incomparable turns 3 into 0. See docs/ci.md."""
 
 from __future__ import annotations
 
@@ -113,8 +112,8 @@ def command(
     ] = "github",
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
-    from normbench.analysis.compare import CompareOptions, compare_frames
-    from normbench.analysis.verdict import (
+    from normbench.analysis.compare.frames import CompareOptions, compare_frames
+    from normbench.analysis.compare.verdict import (
         comparison_records,
         comparison_table,
         counts,

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from normbench.analysis.compare_groups import MetricGroup
-from normbench.analysis.noise import samples_to_reach
+from normbench.analysis.compare.groups import MetricGroup
+from normbench.analysis.compare.noise import samples_to_reach
 from normbench.analysis.rows import CompareRow
 
 

@@ -1,28 +1,11 @@
-"""Comparing two runs, asv-style. For each bench's compare metrics, cases are matched by case_id (or,
-for metrics pooled over seeds, by their parameters without the seed). Marks:
+"""Two runs' rows compared, asv-style, per bench compare metric: cases matched by case_id (or, for metrics
+pooled over seeds, by their parameters without the seed), each marked
 
     +  worse and significant      -  better and significant     ~  beyond the factor, not significant
     =  compared: unchanged        !  status regressed (ok -> failed/diverged/stuck)
     x  not comparable (the note says why)
 
-Timing metrics (the bench's `compare_tolerance` is None): the ratio of medians decides whether a change is
-large enough (--factor), and a two-sided Mann-Whitney U test on the raw samples (scipy) whether it is real
-(p < alpha, asv's 0.002), judged against the run-to-run noise. They are `x` when the machine or torch differs
-or a side ran above its core count (analysis/comparability.py). Paired ratios (a time over another timed in
-the same rounds: time_vs_ref, time_vs_copy) are gated by default at any load, each judged beyond its round
-set's common shift and confirmed by the case's other reference (analysis/round_sets.py); `--absolute` adds
-the seconds. A significant change within the factor is `~`.
-
-Deterministic metrics (a Tolerance): values within the tolerance are `=`, whatever the load or hostname.
-Beyond it, with the same arithmetic (torch, instruction set, data), the factor decides (and the test, for
-values pooled over seeds; a case's own values pair up and have no sampling noise); with different arithmetic the case is `x`: a platform change cannot be told from a code change.
-
-A test that cannot reach alpha at its sample size (two fully separated samples of 5 and 5 give p = 0.0079)
-cannot clear a change beyond the factor either: such a case is `x`, "undetectable" (exit 3), never `~`. A value
-that is not finite is `+` when only the new run has it, `x` when the base does.
-
-Every case of either run is accounted for: one that no metric row covers is compared by its status.
-"""
+Every case of either run is accounted for; how each kind of metric is judged: docs/methodology.md."""
 
 from __future__ import annotations
 
@@ -32,14 +15,21 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from normbench.analysis.comparability import (
+from normbench.analysis.compare.case_rows import status_rows, uncovered_rows
+from normbench.analysis.compare.comparability import (
     busy_cases,
     numeric_differences,
     paired_differences,
     timing_differences,
 )
-from normbench.analysis.compare_groups import MetricGroup, data_hashes, metric_groups
-from normbench.analysis.compare_values import (
+from normbench.analysis.compare.groups import MetricGroup, data_hashes, metric_groups
+from normbench.analysis.compare.noise import Noise, run_to_run_noise, smallest_p, z_score
+from normbench.analysis.compare.round_sets import (
+    confirm_across_references,
+    judge_against_round_sets,
+    shift_note,
+)
+from normbench.analysis.compare.values import (
     Untestable,
     hashes,
     mann_whitney_p,
@@ -47,8 +37,6 @@ from normbench.analysis.compare_values import (
     run_medians,
     settle_not_finite,
 )
-from normbench.analysis.noise import Noise, run_to_run_noise, smallest_p, z_score
-from normbench.analysis.round_sets import confirm_across_references, judge_against_round_sets, shift_note
 from normbench.analysis.rows import CompareRow, describe_case, varying_params
 from normbench.benches import all_benches
 from normbench.core.settings import check_number
@@ -61,8 +49,6 @@ MARKS = {
     "!": "status regressed",
     "x": "not comparable",
 }
-# The fields `normbench report` shows when runs of different environments are combined.
-ENV_FIELDS = ("hostname", "cpu", "gpu", "python", "torch", "torch_threads", "cuda", "cudnn")
 
 
 @dataclass
@@ -92,8 +78,6 @@ class Comparison:
 def compare_frames(
     base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict, opts: CompareOptions
 ) -> Comparison:
-    from normbench.analysis.case_rows import status_rows, uncovered_rows  # they build CompareRows
-
     benches = all_benches()
     envs = Envs(
         timing_differences(base_env, new_env, opts.allow_env),
