@@ -93,7 +93,7 @@ def compare_frames(
                             f"{opts.factor:g}"
                         )
                 result.notes.extend(untestable.notes(kind, metric, opts.alpha))
-                result.undetectable.extend(untestable.hidden(kind, metric, opts))
+                result.undetectable.extend(untestable.undetectable(kind, metric, opts))
             confirm_across_references(rows, bench.paired_metrics, opts.factor)
         rows.extend(uncovered_rows(kind, b, n, bench, rows, varying))
         result.rows.extend(rows)

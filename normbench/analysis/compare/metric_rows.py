@@ -174,7 +174,7 @@ def mark(
         better = ratio < 1 / opts.factor if lower_is_better else ratio > opts.factor
         significant = row.p is None or row.p < opts.alpha
         if j.test is not None and j.test[2] >= opts.alpha:  # no p this test can give is below alpha
-            untestable.add(j.test, hidden=worse)
+            untestable.add(j.test, undetectable=worse)
             if worse:  # a change of the size the gate looks for, which no test here can confirm or clear
                 n_b, n_n, smallest = j.test
                 row.mark = "x"
