@@ -1,4 +1,4 @@
-"""compare_runs returns what `normbench compare` prints (text, stderr lines, exit code), refusing bad input first."""
+"""compare_runs gives what `normbench compare` prints (text, stderr lines, exit code), bad input refused."""
 
 from __future__ import annotations
 
