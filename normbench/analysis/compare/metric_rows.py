@@ -26,6 +26,7 @@ from normbench.analysis.rows import CompareRow, describe_case
 
 if TYPE_CHECKING:
     from normbench.analysis.compare.frames import CompareOptions
+    from normbench.core.tolerance import Tolerance
 
 
 @dataclass
@@ -54,7 +55,7 @@ class Judged:
     row: CompareRow
     runs_base: list[float]  # one median per run
     runs_new: list[float]
-    tolerance: object  # a Tolerance for a deterministic metric, None for a timing one
+    tolerance: Tolerance | None  # None for a timing metric
     test: tuple[int, int, float] | None  # (n base, n new, the smallest p the test can give), when tested
 
 
