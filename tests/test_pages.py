@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from normbench.analysis.comparability import timing_differences
+from normbench.analysis.compare.comparability import timing_differences
 from normbench.timing import pages
 
 MIB = 2**20

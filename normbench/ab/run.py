@@ -133,8 +133,8 @@ def _head_name(root: Path) -> str:
 
 def _deterministic(suite_path: Path, cases, tree: Path, opts: ABOptions, say) -> tuple[list[dict], int]:
     """The suite's other benches run at base and at head, compared by value: (compare's records, exit)."""
-    from normbench.analysis.compare import CompareOptions, compare_frames
-    from normbench.analysis.verdict import comparison_records, exit_code
+    from normbench.analysis.compare.frames import CompareOptions, compare_frames
+    from normbench.analysis.compare.verdict import comparison_records, exit_code
 
     kinds = sorted({c.kind for c in cases if not get_bench(c.kind).times_sides})
     if not kinds:

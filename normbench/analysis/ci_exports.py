@@ -1,20 +1,7 @@
-"""A run's timings in the formats two continuous-benchmarking services ingest (`normbench export --format`).
-
-gab: github-action-benchmark with `tool: customSmallerIsBetter`: a JSON list of objects {name, unit, value,
-  range?, extra?} with string range and extra (`BenchmarkResult` in benchmark-action/github-action-benchmark,
-  src/extract.ts); the action reads the number after '±' in range (src/extractRangeInfo.ts) and knows the time
-  units s, ms, us, ns (src/normalizeValueByUnit.ts). An empty list is refused by the action, so by us too.
-bmf: Bencher Metric Format (https://bencher.dev/docs/reference/bencher-metric-format/): an object
-  {benchmark name: {measure slug: {value, lower_value?, upper_value?}}} with numbers; `latency` is Bencher's
-  built-in measure, in nanoseconds; benchmark names are at most 1024 characters.
-
-What is exported: for every case with status ok that has timing rows (the latency and block benches'
-time_median, time_p20, time_p80, time_iqr; benches/latency.py timing_rows), one benchmark named by the case's
-label, its value the median time per call in nanoseconds. Spread: Bencher's lower/upper values are the 20th
-and 80th percentiles of the raw samples; github-action-benchmark's range is ± half the interquartile range
-(the semi-interquartile range). Other metrics (accuracy, Jacobians, losses) have no direction these services
-understand and are left out, as is a case whose median is not a finite number; a spread that is not one
-is omitted (both services take it as optional). `exported` says how many cases were and why the others were not."""
+"""A run's timings in the formats two continuous-benchmarking services ingest (`normbench export --format`):
+gab (github-action-benchmark, `tool: customSmallerIsBetter`) and bmf (Bencher Metric Format). One benchmark
+per ok case with timing rows, its value the median time per call in nanoseconds; the formats' fields and
+what is left out: docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

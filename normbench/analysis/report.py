@@ -152,9 +152,11 @@ def busy_machine_warning(frame: pd.DataFrame, manifests: list[dict]) -> str | No
     )
 
 
-def environment_warning(manifests: list[dict]) -> str | None:
-    from normbench.analysis.compare import ENV_FIELDS
+# The fields shown when runs of different environments are combined.
+ENV_FIELDS = ("hostname", "cpu", "gpu", "python", "torch", "torch_threads", "cuda", "cudnn")
 
+
+def environment_warning(manifests: list[dict]) -> str | None:
     if len(manifests) < 2:
         return None
     differ = []

@@ -1,5 +1,5 @@
 """One line of a comparison (`CompareRow`) and how a case is named in it: the types the compare metrics,
-the per-case status rows (case_rows.py) and the failures table share."""
+the per-case status rows (compare/case_rows.py) and the failures table share."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class CompareRow:
     unit: str = ""
     case_ids: frozenset[str] = frozenset()  # the stored cases this row speaks for
     shift: float | None = (
-        None  # its round set's common change, which the row is judged beyond (round_sets.py)
+        None  # its round set's common change, which the row is judged beyond (compare/round_sets.py)
     )
     round_set: str | None = None  # the round set (base run's label) of a paired ratio
 

@@ -67,12 +67,12 @@ class Bench:
     # paired ratios in compare_metrics do not)
     absolute_metrics: ClassVar[dict[str, str]] = {}
     # Compare metrics that are paired ratios (timing/paired.py): load and the machine's name do not
-    # make them incomparable (analysis/comparability.py)
+    # make them incomparable (analysis/compare/comparability.py)
     paired_metrics: ClassVar[tuple[str, ...]] = ()
     compare_pool: ClassVar[tuple[str, ...]] = ("seed",)
 
     def compare_tolerance(self, metric: str, params: dict[str, Any]) -> Tolerance | None:
-        """None for a timing metric (compared only on the same machine, unloaded: analysis/comparability.py).
+        """None for a timing metric (same machine, unloaded only: analysis/compare/comparability.py).
         A deterministic metric returns how far two machines may put its values apart (core/tolerance.py):
         within it `compare` calls them equal, whatever the load or the hostname."""
         return None

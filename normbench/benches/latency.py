@@ -42,7 +42,7 @@ class Latency(Bench):
     description = (
         "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
     )
-    # compare gates the paired ratios: they cancel the machine's speed (analysis/comparability.py);
+    # compare gates the paired ratios: they cancel the machine's speed (analysis/compare/comparability.py);
     # absolute time only with `compare --absolute`
     compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
     absolute_metrics = {"time": "lower"}

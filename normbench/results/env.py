@@ -113,7 +113,7 @@ def fingerprint() -> dict:
 
 def machine_facts() -> dict:
     """What decides whether two runs compare (results/machine.py); compare reads cpu_flags
-    (analysis/comparability.py). Plugins: those imported so far (a run has imported its suite's norms and benches by now)."""
+    (analysis/compare/comparability.py). Plugins: those imported so far (a run has imported its suite's norms and benches by now)."""
     return {
         "cpu_flags": c.cpu_flags(),
         "cpu_capability": c.cpu_capability(),

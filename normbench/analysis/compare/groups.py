@@ -28,7 +28,7 @@ class MetricGroup:
     run_values: dict[str, list[float]]  # the values above by run id (one median per run: noise.py)
     pairs: list[tuple[str, str]]  # (run_id, case_id) in row order, each once: the load check reads them
     pooled: bool  # one value per case over several cases (seeds): a sample of a distribution
-    round_set: str | None = None  # the one latency round set its rows were timed in (analysis/round_sets.py)
+    round_set: str | None = None  # the one latency round set its rows were timed in (round_sets.py)
 
 
 def group_key(norm, impl, params_json: str, pool) -> str:

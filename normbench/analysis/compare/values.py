@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from normbench.analysis.compare_groups import MetricGroup
-from normbench.analysis.noise import samples_to_reach
+from normbench.analysis.compare.groups import MetricGroup
+from normbench.analysis.compare.noise import samples_to_reach
 from normbench.analysis.rows import CompareRow
 
 
@@ -21,12 +21,12 @@ class Untestable:
 
     sizes: dict[tuple[int, int], float] = field(default_factory=dict)  # (n base, n new) -> smallest p
     rows: int = 0
-    hidden_rows: int = 0  # of them, changed beyond --factor the bad way: marked x
+    undetectable_rows: int = 0  # of them, changed beyond --factor the bad way: marked x
 
-    def add(self, test: tuple[int, int, float], *, hidden: bool) -> None:
+    def add(self, test: tuple[int, int, float], *, undetectable: bool) -> None:
         self.sizes[test[:2]] = test[2]
         self.rows += 1
-        self.hidden_rows += hidden
+        self.undetectable_rows += undetectable
 
     def _sizes(self) -> str:
         return ", ".join(f"n={a} vs {b}: smallest p {p:.2g}" for (a, b), p in sorted(self.sizes.items()))
@@ -40,11 +40,12 @@ class Untestable:
             f"never a pass: {samples_to_reach(alpha)} samples per side can reach it"
         ]
 
-    def hidden(self, kind: str, metric: str, opts) -> list[str]:
-        if not self.hidden_rows:
+    def undetectable(self, kind: str, metric: str, opts) -> list[str]:
+        """Why the gate is inconclusive here (exit 3): changes beyond --factor that no test here can judge."""
+        if not self.undetectable_rows:
             return []
         return [
-            f"{kind}/{metric}: {self.hidden_rows} case(s) changed beyond --factor {opts.factor:g} where no "
+            f"{kind}/{metric}: {self.undetectable_rows} case(s) changed beyond --factor {opts.factor:g} where no "
             f"test can reach --alpha {opts.alpha:g} ({self._sizes()})"
         ]
 

@@ -1,14 +1,7 @@
-"""Paired ratios in `compare`, judged against their round set. Every case of a latency round set is a
-ratio to the same reference (time_vs_ref) or copy probe (time_vs_copy), timed in the same rounds
-(benches/_latency/round_set.py). Between two runs that reference's own level moves (its tensors' placement,
-the run's time window), and every member's ratio moves with it: measured on a quiet 2-core VM, two quick
-runs' time_vs_ref moved σ = 2.2–4.0% per run, of which a shift common to each round set removed half
-(1.5–2.4% left; docs/methodology.md, "Paired rounds"). So, like the run-level noise estimate
-(analysis/noise.py), compare assumes most members of a round set did not change: the median change of a
-set of at least MIN_MEMBERS members is its common shift, and each member is judged by its change beyond
-it. A regression of the reference itself still shows, in its own time_vs_copy; what no ratio can see is a
-change shared by most members of a set (a torch upgrade): `compare --absolute` on one machine, or the
-same-job A/B gate, is for that."""
+"""Paired ratios in `compare`, judged against their round set: the median change of a round set of at least
+MIN_MEMBERS members is its common shift (its reference's own level moved), and each member is judged by its
+change beyond it. The measurements behind it and what no ratio can see: docs/methodology.md, "Notes from
+the code"."""
 
 from __future__ import annotations
 

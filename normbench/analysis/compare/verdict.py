@@ -13,8 +13,9 @@ import math
 
 import pandas as pd
 
-from normbench.analysis.compare import MARKS, Comparison
+from normbench.analysis.compare.frames import MARKS, Comparison
 from normbench.analysis.rows import CompareRow
+from normbench.core.tables import format_seconds
 
 PASS, REGRESSION, BAD_INPUT, INCONCLUSIVE = 0, 1, 2, 3
 COUNTED = ("+", "-", "~", "=", "x", "!")
@@ -76,8 +77,6 @@ def summary_line(rows: list[CompareRow]) -> str:
 
 
 def comparison_table(rows: list[CompareRow], *, only_changed: bool = False) -> pd.DataFrame:
-    from normbench.core.tables import format_seconds
-
     def fmt(v, unit):
         if v is None or pd.isna(v):
             return ""

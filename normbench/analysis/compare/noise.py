@@ -7,20 +7,13 @@ import functools
 import math
 from dataclasses import dataclass
 
-import pandas as pd
+import numpy as np
 
 
 def z_score(alpha: float) -> float:
     from scipy.stats import norm
 
     return float(norm.isf(alpha / 2))
-
-
-def run_medians(group: pd.DataFrame, direction: str) -> list[float]:
-    """One median per run (several run ids may be given per side)."""
-    values = group.assign(value=group["value"].abs()) if direction.endswith("_abs") else group
-    raw = values[values["sample"].notna()]
-    return [float(v) for v in (raw if not raw.empty else values).groupby("run_id")["value"].median()]
 
 
 @dataclass
@@ -37,8 +30,6 @@ def run_to_run_noise(judged, kind: str, metric: str, alpha: float) -> Noise | No
     the Mann-Whitney test alone calls run-to-run noise significant. With several runs per side, σ is the
     pooled spread of their medians. With one run per side it is estimated from all the cases at once, most of
     which did not change (an empirical null: 1.4826·MAD of the log ratios / √2). Fewer than 8 cases: no gate."""
-    import numpy as np
-
     usable = [(r, b, n) for r, b, n in judged if r.judged_ratio and 0 < r.judged_ratio < float("inf")]
     multi = [
         np.std(np.log(b), ddof=1) ** 2 + np.std(np.log(n), ddof=1) ** 2

@@ -1,22 +1,7 @@
-"""Which environment differences make two runs' values incomparable, by metric kind.
-
-Timing metrics (seconds) depend on the machine and what else ran on it: they are compared only when the CPU
-model, core count, torch threads, CPU page state (huge or base pages), torch and Python versions (and for GPU cases the GPU, CUDA and cuDNN) are
-the same, and neither side's stored 1-minute load average exceeded that run's core count. The hostname never matters: a
-CI runner has a fresh one every job.
-
-Paired ratios (latency's time_vs_ref and time_vs_copy) need the same CPU model and flags, threads, page
-state, software and GPU, but not an idle machine or the same core count: the machine's speed cancels
-from a ratio taken within one round, so they compare across runs at different load and across machines
-of one CPU model (a CI runner with a new hostname, a baseline saved last week).
-
-Deterministic metrics (Jacobian errors, losses after fixed-seed training, statistics at initialization)
-are the same bits on one machine, whatever its load or name. Only what changes the arithmetic can move them:
-the torch version (other kernels), the CPU instruction set (AVX-512 vs AVX2 kernel paths round
-differently), the GPU and CUDA version, the dtype (part of every case's parameters, so cases of different
-dtypes never meet) and the training data (its SHA-256, checked per case). When the arithmetic may differ,
-values within the metric's cross-machine tolerance (core/tolerance.py) are still equal; beyond it a
-platform change cannot be told from a code change, and the case is not comparable."""
+"""Which environment differences make two runs' values incomparable, by metric kind: timings (the machine,
+its load, the software), paired ratios (not load nor core count: the machine's speed cancels in a ratio
+taken within one round) and deterministic values (only what changes the arithmetic). The rules and why:
+docs/methodology.md, "Notes from the code"."""
 
 from __future__ import annotations
 

@@ -1,0 +1,110 @@
+"""Two runs' rows compared, asv-style, per bench compare metric: cases matched by case_id (or, for metrics
+pooled over seeds, by their parameters without the seed), each marked
+
+    +  worse and significant      -  better and significant     ~  beyond the factor, not significant
+    =  compared: unchanged        !  status regressed (ok -> failed/diverged/stuck)
+    x  not comparable (the note says why)
+
+Every case of either run is accounted for; how each kind of metric is judged: docs/methodology.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from normbench.analysis.compare.case_rows import status_rows, uncovered_rows
+from normbench.analysis.compare.comparability import (
+    busy_cases,
+    numeric_differences,
+    paired_differences,
+    timing_differences,
+)
+from normbench.analysis.compare.groups import data_hashes
+from normbench.analysis.compare.metric_rows import Envs, Sides, metric_rows
+from normbench.analysis.compare.round_sets import confirm_across_references
+from normbench.analysis.rows import CompareRow, varying_params
+from normbench.benches import all_benches
+from normbench.core.settings import check_number
+
+MARKS = {
+    "+": "worse",
+    "-": "better",
+    "~": "changed, not significant",
+    "=": "unchanged",
+    "!": "status regressed",
+    "x": "not comparable",
+}
+
+
+@dataclass
+class CompareOptions:
+    """What decides a change; every number is checked when the options are made (nan, 0 or a negative
+    alpha would switch the gate off: refused, one line)."""
+
+    factor: float = 1.1
+    alpha: float = 0.002
+    allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
+    allow_load: bool = False  # compare cases timed while the load exceeded the core count
+    absolute: bool = False  # also gate the benches' absolute times (Bench.absolute_metrics)
+
+    def __post_init__(self) -> None:
+        check_number(self.factor, "--factor", above=1.0)
+        check_number(self.alpha, "--alpha", above=0.0, below=1.0)
+
+
+@dataclass
+class Comparison:
+    rows: list[CompareRow]
+    notes: list[str]  # the run-to-run noise each timing metric was judged against
+    # why the gate cannot answer: a noise floor above --factor, changes no test at this sample size can flag
+    undetectable: list[str]
+
+
+def compare_frames(
+    base: pd.DataFrame, new: pd.DataFrame, base_env: dict, new_env: dict, opts: CompareOptions
+) -> Comparison:
+    benches = all_benches()
+    envs = Envs(
+        timing_differences(base_env, new_env, opts.allow_env),
+        numeric_differences(base_env, new_env, opts.allow_env),
+        {} if opts.allow_load else {**busy_cases(base, base_env, "base"), **busy_cases(new, new_env, "new")},
+        paired_differences(base_env, new_env, opts.allow_env),
+    )
+    result = Comparison([], [], [])
+    base_kinds, new_kinds = _by_kind(base), _by_kind(new)
+    for kind in sorted(set(base_kinds) | set(new_kinds)):
+        bench = benches.get(kind)
+        b, n = base_kinds.get(kind, base.iloc[:0]), new_kinds.get(kind, new.iloc[:0])
+        rows: list[CompareRow] = []
+        varying = None  # without the bench, uncovered_rows finds it
+        if bench is not None:
+            varying = varying_params(pd.concat([b["params"], n["params"]]))
+            rows.extend(status_rows(kind, b, n, bench, varying))
+            sides = Sides(b, n, data_hashes(b), data_hashes(n), varying)
+            for metric, direction in gated_metrics(bench, opts).items():
+                found, noise, untestable = metric_rows(kind, metric, direction, sides, bench, opts, envs)
+                rows.extend(found)
+                if noise is not None:
+                    result.notes.append(noise.note)
+                    if noise.floor > opts.factor:
+                        result.undetectable.append(
+                            f"{kind}/{metric}: the noise floor {noise.floor:.2f}x is above --factor "
+                            f"{opts.factor:g}"
+                        )
+                result.notes.extend(untestable.notes(kind, metric, opts.alpha))
+                result.undetectable.extend(untestable.undetectable(kind, metric, opts))
+            confirm_across_references(rows, bench.paired_metrics, opts.factor)
+        rows.extend(uncovered_rows(kind, b, n, bench, rows, varying))
+        result.rows.extend(rows)
+    return result
+
+
+def gated_metrics(bench, opts: CompareOptions) -> dict[str, str]:
+    """The metrics compare judges for a bench: its compare_metrics, and its absolute times under --absolute."""
+    return {**bench.compare_metrics, **(bench.absolute_metrics if opts.absolute else {})}
+
+
+def _by_kind(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """One frame per bench kind, in one pass (a filter per kind is a pass over every row each)."""
+    return {k: g for k, g in frame.groupby("bench", sort=False)} if not frame.empty else {}
