@@ -25,16 +25,14 @@ from normbench.cli._common import (
 )
 from normbench.cli._progress import RunProgress
 from normbench.cli._summary import print_summary
-from normbench.core.errors import NormbenchError, printable
-from normbench.core.settings import env_setting
+from normbench.core.errors import printable
 from normbench.executors.ray_cluster import Interrupted
 from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
 from normbench.results.history import case_history
 from normbench.results.naming import check_new_run_name
 from normbench.runner import SignalsBetweenGuards
 from normbench.suite.adhoc import adhoc_run_suite
-from normbench.suite.catalog import resolve
-from normbench.timing.pages import apply_state, check_state, chosen_state
+from normbench.timing.pages import check_pages
 
 NAME = "run"
 PANEL = "Run"
@@ -139,15 +137,14 @@ def command(
         ),
     ] = False,
 ) -> None:
-    _set_pages(pages, suite)  # before anything imports torch: its allocator reads the state once
-
+    check_pages(pages)  # a bad --pages or NORMBENCH_PAGES first, as before the suite is read
     check_new_run_name(results, run_id, tag, resume)
     if allow_override:
         allow_overrides()
     runner = check_executor(executor, address, jobs, say=_say)
     if bench is not None or norms is not None:
         suite = adhoc_run_suite(bench, norms, ctx.meta.get(META_KEY, []), suite, resume)
-    plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say)
+    plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say, pages=pages)
     if dry_run:
         _print_cases(plan.cases)
         return
@@ -176,21 +173,6 @@ def command(
     if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
         print_summary(results, store.run_id)
     _finish(store, outcome, remaining, results)
-
-
-def _set_pages(option: str | None, suite: str | None) -> None:
-    if option is not None and (problem := check_state(option, "--pages")):
-        raise NormbenchError(problem)
-    env = env_setting("NORMBENCH_PAGES") or ""
-    if env and (problem := check_state(env, "NORMBENCH_PAGES")):
-        raise NormbenchError(problem)
-    path = None
-    if suite and option is None:
-        try:
-            path = str(resolve(suite))
-        except NormbenchError:
-            path = None  # plan_run reports it
-    apply_state(chosen_state(option, path))
 
 
 def _say(text: str) -> None:

@@ -12,7 +12,7 @@ from normbench.core.errors import NormbenchError
 from normbench.core.jsondata import json_text
 from normbench.core.settings import check_number
 from normbench.norms import all_norms
-from normbench.timing.pages import check_state, chosen_state
+from normbench.timing.pages import chosen_state
 
 NAME = "selfcheck"
 PANEL = "Inspect"
@@ -42,8 +42,6 @@ def command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the per-op summary as JSON.")] = False,
 ) -> None:
     check_number(min_run_time, "--min-run-time", at_least=0.01, at_most=600)  # nan and inf pass a range
-    if pages is not None and (problem := check_state(pages, "--pages")):
-        raise NormbenchError(problem)
     state = chosen_state(pages)
     try:
         ops = [sc.parse_op(t) for t in op] if op else [sc.Op(*o) for o in sc.DEFAULT_OPS]
