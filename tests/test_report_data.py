@@ -76,7 +76,7 @@ def test_unknown_baseline_is_an_error_listing_the_implementations(runs):
     assert result.exit_code == 2
     line = result.stderr.splitlines()[0]
     assert line.startswith(
-        "error: --baseline 'layernorm:modul' is not in the run (did you mean 'layernorm:module'?)"
+        "error: --speedup-vs 'layernorm:modul' is not in the run (did you mean 'layernorm:module'?)"
     )
     assert "layernorm:module, rmsnorm:module" in line
 

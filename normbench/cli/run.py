@@ -26,13 +26,7 @@ from normbench.cli._common import (
 from normbench.cli._progress import RunProgress
 from normbench.cli._summary import print_summary
 from normbench.core.errors import printable
-from normbench.executors.ray_cluster import Interrupted
-from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
-from normbench.results.history import case_history
-from normbench.results.naming import check_new_run_name
-from normbench.runner import SignalsBetweenGuards
-from normbench.suite.adhoc import adhoc_run_suite
-from normbench.timing.pages import check_pages
+from normbench.executors.service import RunOptions, run
 
 NAME = "run"
 PANEL = "Run"
@@ -137,42 +131,22 @@ def command(
         ),
     ] = False,
 ) -> None:
-    check_pages(pages)  # a bad --pages or NORMBENCH_PAGES first, as before the suite is read
-    check_new_run_name(results, run_id, tag, resume)
-    if allow_override:
-        allow_overrides()
-    runner = check_executor(executor, address, jobs, say=_say)
-    if bench is not None or norms is not None:
-        suite = adhoc_run_suite(bench, norms, ctx.meta.get(META_KEY, []), suite, resume)
-    plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say, pages=pages)
+    options = RunOptions.of(ctx.params, shard=parse_shard(shard), bench_flags=ctx.meta.get(META_KEY, []))
+    result = run(suite, options, progress=_progress(quiet), say=_say)
     if dry_run:
-        _print_cases(plan.cases)
-        return
+        _print_cases(result.plan.cases)
+    elif result.stopped is not None:  # before the first case (Ray's start-up): no run folder was made
+        resumed = result.plan.resumed
+        _say(f"{result.stopped}" + (f"; run {resumed.run_id} is unchanged" if resumed else ""))
+        raise typer.Exit(128 + int(result.stopped.signal))
+    else:
+        if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
+            print_summary(results, result.store.run_id)
+        _finish(result.store, result.outcome, result.remaining, results)
 
-    try:
-        with SignalsBetweenGuards(_say):
-            store, outcome, remaining = execute_plan(
-                plan,
-                results,
-                threads=threads,
-                executor=runner,
-                progress=lambda todo, finished: RunProgress(
-                    todo,
-                    quiet=quiet,
-                    finished=finished,
-                    history=case_history(results, skip=plan.resumed.run_id if plan.resumed else None),
-                ),
-                quiet=quiet,
-                say=_say,
-                run_id=run_id,
-                tag=tag,
-            )
-    except Interrupted as exc:  # before the first case (Ray's start-up): no run folder was made
-        _say(f"{exc}" + (f"; run {plan.resumed.run_id} is unchanged" if plan.resumed else ""))
-        raise typer.Exit(128 + int(exc.signal)) from None
-    if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
-        print_summary(results, store.run_id)
-    _finish(store, outcome, remaining, results)
+
+def _progress(quiet: bool):
+    return lambda todo, finished, history: RunProgress(todo, quiet=quiet, finished=finished, history=history)
 
 
 def _say(text: str) -> None:
