@@ -117,7 +117,8 @@ def command(
         str | None,
         typer.Option(
             help="CPU page state of the timing process: huge (2 MiB transparent huge pages, the default where "
-            "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the suite's `pages`.",
+            "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the resumed run's, else the "
+            "suite's `pages`.",
             show_default=False,
             autocompletion=choices("huge", "base"),
         ),
