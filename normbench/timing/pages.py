@@ -152,7 +152,7 @@ def thp_disabled() -> bool | None:
 
 
 def process_state() -> dict:
-    """What this process's tensors get, for the run's env: the state asked for (NORMBENCH_PAGES), torch's
+    """What this process's tensors get, for the run's env: the state applied (else NORMBENCH_PAGES), torch's
     variable, the THP-disable flag and the kernel's settings."""
     note = {"pages_note": _applied["note"]} if _applied and _applied["note"] else {}
     return {
