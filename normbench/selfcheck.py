@@ -12,10 +12,11 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from normbench.norms import get_norm
+from normbench.core.errors import NormbenchError
+from normbench.norms import all_norms, get_norm
 from normbench.norms.inputs import make_input, perturb_params
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
-from normbench.timing.pages import apply_state, clear_state, default_state
+from normbench.timing.pages import apply_state, chosen_state, clear_state, default_state
 from normbench.timing.process import FAULT_SAMPLES_FLAG
 
 # (norm, impl, tokens, d): LayerNorm small and large, RMSNorm at the two shapes that read levels in fresh processes, a copy.
@@ -39,6 +40,21 @@ class Op:
     @property
     def label(self) -> str:
         return f"{self.norm}:{self.impl} {self.tokens}x{self.d}"
+
+
+def page_state(option: str | None) -> str:
+    """The measuring processes' page state: --pages, else as `normbench run` chooses (timing/pages.py)."""
+    return chosen_state(option)
+
+
+def check_ops(ops: list[Op]) -> None:
+    """Every op names a registered norm implementation (NormbenchError otherwise), before any process starts."""
+    norms = all_norms()
+    for o in ops:
+        if o.norm not in norms or o.impl not in norms[o.norm].impls:
+            raise NormbenchError(
+                f"--op {o.norm}:{o.impl}: no such norm implementation (see `normbench list`)"
+            )
 
 
 def parse_op(text: str) -> Op:

@@ -207,10 +207,7 @@ def test_a_hidden_door_is_seen(tmp_path):
 
 
 # Function-level imports that defer nothing, in modules being rewritten elsewhere: (importer, module imported).
-NEEDLESS_ALLOWED: set[tuple[str, str]] = {
-    ("normbench.cli._common", "sys"),
-    ("normbench.cli.report", "os"),
-}
+NEEDLESS_ALLOWED: set[tuple[str, str]] = set()
 
 
 def test_no_lazy_import_of_what_is_already_loaded():

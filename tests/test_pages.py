@@ -1,7 +1,8 @@
 """The page state is chosen once per process before torch allocates (a fresh `normbench run` gets huge pages for a
 16 MiB case under --pages huge and none under base), the share of huge pages is the closed form of smaps'
 counts, the THP settings are read as the kernel writes them, `pages` validates like `threads`, a pages
-difference makes timings incomparable, and the report warns where huge pages were asked for and not got."""
+difference makes timings incomparable, the report warns where huge pages were asked for and not got, and
+`run --resume` keeps the run's page state unless --pages says otherwise, as --threads does."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import pytest
 
 from normbench.analysis.compare.comparability import timing_differences
+from normbench.core.errors import NormbenchError
 from normbench.timing import pages
 
 MIB = 2**20
@@ -49,16 +51,18 @@ def test_kernel_settings_are_the_bracketed_choices(tmp_path, monkeypatch):
     assert pages.kernel_thp()["thp_enabled"] == "unknown" and pages.default_state() == "base"
 
 
-def test_option_then_environment_then_suite_then_default(tmp_path, monkeypatch):
-    suite = tmp_path / "s.toml"
-    suite.write_text('name = "s"\npages = "base"\n')
+def test_option_then_environment_then_stored_then_suite_then_default(monkeypatch):
     monkeypatch.delenv(pages.ENV_VAR, raising=False)
     monkeypatch.setattr(pages, "default_state", lambda: "huge")
-    assert pages.chosen_state(None, None) == "huge"
-    assert pages.chosen_state(None, str(suite)) == "base"
-    monkeypatch.setenv(pages.ENV_VAR, "huge")
-    assert pages.chosen_state(None, str(suite)) == "huge"
-    assert pages.chosen_state("base", str(suite)) == "base"
+    assert pages.chosen_state() == "huge"
+    assert pages.chosen_state(suite="base") == "base"
+    assert pages.chosen_state(stored="huge", suite="base") == "huge"  # a resumed run keeps its own
+    monkeypatch.setenv(pages.ENV_VAR, "base")
+    assert pages.chosen_state(stored="huge", suite="huge") == "base"
+    assert pages.chosen_state("huge", stored="base", suite="base") == "huge"
+    monkeypatch.setenv(pages.ENV_VAR, "hug")
+    with pytest.raises(NormbenchError, match="NORMBENCH_PAGES: 'hug' is not one of huge, base"):
+        pages.chosen_state()
 
 
 def test_suite_key_pages_validates_with_its_key_path(tmp_path):
@@ -72,7 +76,7 @@ def test_suite_key_pages_validates_with_its_key_path(tmp_path):
         load_suite(path)
     assert "pages" in str(err.value) and "hug" in str(err.value)
     path.write_text('name = "ok"\npages = "base"\n' + body)
-    assert load_suite(path).name == "ok"
+    assert load_suite(path).pages == "base"
 
 
 def test_a_pages_difference_is_a_timing_difference():
@@ -146,3 +150,55 @@ def test_a_bad_page_state_is_a_one_line_error(cli):
     assert result.exit_code == 2 and "--pages: 'hug' is not one of huge, base" in result.stderr
     result = cli("run", "quick", "--dry-run", env={"NORMBENCH_PAGES": "x"})
     assert result.exit_code == 2 and "NORMBENCH_PAGES: 'x' is not one of huge, base" in result.stderr
+
+
+def _normbench(child_env, *args, **env):
+    proc = subprocess.run(
+        [sys.executable, "-m", "normbench", *map(str, args)],
+        env=child_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _recorded_states(results) -> dict[str, set[str]]:
+    import pandas as pd
+
+    frame = pd.concat(pd.read_parquet(p) for p in glob.glob(f"{results}/*/parts/*.parquet"))
+    labelled = frame[frame["pages"].notna()]
+    return {case: set(group["pages"]) for case, group in labelled.groupby("case_id")}
+
+
+@pytest.mark.parametrize("asked", ["suite", "option"])
+def test_resume_restores_the_runs_page_state(tmp_path, tiny_suite, child_env, asked):
+    """Resumed in a process whose default would be huge (the kernel's madvise), a base run (`pages =
+    "base"`, or --pages base) stays base in every case; an explicit --pages is used, recorded per session
+    and warned about."""
+    from normbench.results.store import RunStore
+
+    suite = tmp_path / "base.toml"
+    key = 'pages = "base"\n' if asked == "suite" else ""
+    suite.write_text(key + tiny_suite(name="base", sweep="tokens = [8]\nd = [16, 32]"))
+    results = tmp_path / "results"
+    option = ["--pages", "base"] if asked == "option" else []
+    _normbench(child_env, "run", suite, *option, "--quiet", "--results", results)
+    (run_dir,) = results.iterdir()
+    parts = sorted((run_dir / "parts").glob("*.parquet"))
+    for part in parts[: len(parts) // 2]:
+        part.unlink()
+    proc = _normbench(child_env, "run", "--resume", run_dir.name, "--results", results)
+    assert "different environment" not in proc.stderr, proc.stderr
+    states = _recorded_states(results)
+    assert len(states) == len(parts) and all(s == {"base"} for s in states.values()), states
+    store = RunStore.open(results, run_dir.name)
+    assert [s["pages"] for s in store.manifest["sessions"]] == ["base", "base"]
+
+    parts[0].unlink()
+    proc = _normbench(child_env, "run", "--resume", run_dir.name, "--pages", "huge", "--results", results)
+    assert "pages: base -> huge" in proc.stderr, proc.stderr
+    assert _recorded_states(results)[parts[0].stem] == {"huge"}
+    store = RunStore.open(results, run_dir.name)
+    assert [s["pages"] for s in store.manifest["sessions"]] == ["base", "base", "huge"]

@@ -53,6 +53,7 @@ eval_batches = 2
 MIXED = """
 name = "mixed"
 threads = 1
+pages = "base"
 [[bench]]
 kind = "latency"
 norms = ["layernorm:module", "rmsnorm:module"]
@@ -154,6 +155,8 @@ def test_cluster_spreads_cases_and_timing_cases_run_alone(cluster, tmp_path, nor
             same_node["case_finished_unix"] > timed["case_started_unix"]
         )
         assert not overlap.any(), f"a case overlapped timing case {timed['case_id']} on its node"
+    # the driver's page state reached every worker (timing/pages.py's worker_env, the only way it travels)
+    assert set(frame.loc[frame["pages"].notna(), "pages"]) == {"base"}
 
 
 def test_killed_worker_is_retried_once_then_failed(cluster, die_dir, tmp_path, normbench_proc):

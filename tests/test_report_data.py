@@ -1,4 +1,4 @@
-"""The report as data: csv/json are numeric records that pandas and json read whole; LaTeX is pure ASCII (and compiles where pdflatex is installed); warnings come first; a wrong --baseline is an error; swept latency parameters are row keys."""
+"""The report as data: csv/json are numeric records that pandas and json read whole; LaTeX is pure ASCII (and compiles where pdflatex is installed); warnings come first; a wrong --speedup-vs is an error (--baseline, its former name, still works); swept latency parameters are row keys."""
 
 from __future__ import annotations
 
@@ -76,9 +76,19 @@ def test_unknown_baseline_is_an_error_listing_the_implementations(runs):
     assert result.exit_code == 2
     line = result.stderr.splitlines()[0]
     assert line.startswith(
-        "error: --baseline 'layernorm:modul' is not in the run (did you mean 'layernorm:module'?)"
+        "error: --speedup-vs 'layernorm:modul' is not in the run (did you mean 'layernorm:module'?)"
     )
     assert "layernorm:module, rmsnorm:module" in line
+
+
+def test_speedup_vs_keeps_its_former_name_hidden(runs):
+    results, mixed, _ = runs
+    invoke = lambda *a: CliRunner().invoke(app, ["report", mixed, *a, "-f", "csv", "--results", str(results)])  # noqa: E731
+    new, old = invoke("--speedup-vs", "rmsnorm:module"), invoke("--baseline", "rmsnorm:module")
+    assert new.exit_code == old.exit_code == 0 and new.stdout == old.stdout
+    assert new.stdout != invoke().stdout  # the reference changed the speedup column
+    shown = CliRunner().invoke(app, ["report", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "--speedup-vs" in shown and "--baseline" not in shown
 
 
 def test_warnings_come_first(runs, tmp_path):

@@ -29,9 +29,11 @@ def build_tables(
 ) -> list[Table]:
     """The report's tables, warnings first (warnings=False: left to the summary, which lists them).
     `opts`: the report's options when the summary shares them (report_options: what both derive is
-    derived once). Raises NormbenchError for a --baseline not in the run."""
-    check_baseline(frame, baseline)
-    opts = opts or report_options(manifests, baseline)
+    derived once; the caller that made them checked the baseline). Raises NormbenchError for a baseline
+    not in the run."""
+    if opts is None:
+        check_baseline(frame, baseline)
+        opts = report_options(manifests, baseline)
     warnings = opts.once("warnings", lambda: report_warnings(frame, manifests)) if warnings else []
     frame = opts.once("one copy per case", lambda: one_copy_per_case(frame))
     tables: list[Table] = []
@@ -92,7 +94,7 @@ def claims_table(frame: pd.DataFrame, manifests: list[dict]) -> Table | None:
 
 
 def check_baseline(frame: pd.DataFrame, baseline: str | None) -> None:
-    """--baseline must name an implementation the runs hold: a typo would silently show no speedups."""
+    """--speedup-vs must name an implementation the runs hold: a typo would silently show no speedups."""
     if baseline is None:
         return
 
@@ -100,7 +102,7 @@ def check_baseline(frame: pd.DataFrame, baseline: str | None) -> None:
     present = sorted(set(ok["norm"] + ":" + ok["impl"]))
     if baseline not in present:
         raise NormbenchError(
-            f"--baseline {baseline!r} is not in the run{did_you_mean(baseline, present)}; "
+            f"--speedup-vs {baseline!r} is not in the run{did_you_mean(baseline, present)}; "
             f"implementations with results: {', '.join(present) or 'none'}"
         )
 

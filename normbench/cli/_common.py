@@ -4,6 +4,7 @@ NORMBENCH_DEBUG=1), consoles, and small option parsers."""
 from __future__ import annotations
 
 import functools
+import sys
 from enum import StrEnum
 from pathlib import Path
 
@@ -46,6 +47,11 @@ def results_option(help: str = RESULTS_HELP):
     )
 
 
+def runs_argument(help: str = "Run ids, or 'latest' (default)."):
+    """The RUNS argument of a command that reads stored runs (several ids combine shards)."""
+    return typer.Argument(help=help, show_default=False, autocompletion=complete_runs)
+
+
 def _results_value(value: Path) -> Path:
     """A blank NORMBENCH_RESULTS (click passes one of spaces on) is unset, as an empty one is."""
     return results_default() if value is None or not str(value).strip() else value
@@ -54,8 +60,6 @@ def _results_value(value: Path) -> Path:
 def emit(text: str) -> None:
     """Text for stdout that is data or a whole report: written as is, whatever the terminal's size or
     styling (machine formats never depend on the terminal)."""
-    import sys
-
     sys.stdout.write(text)
     sys.stdout.flush()
 
@@ -97,7 +101,6 @@ def terminal_width() -> int:
     """The terminal's width when stdout is one; else COLUMNS when set; else 120 (CI logs, pipes); never
     below MIN_WIDTH."""
     import shutil
-    import sys
 
     if sys.stdout.isatty():
         size = shutil.get_terminal_size((120, 24)).columns
@@ -127,7 +130,7 @@ def complete_runs(ctx, incomplete: str) -> list[str]:
 
 
 def complete_norms(incomplete: str) -> list[str]:
-    """Shell completion of norms and norm:impl (`run --norms`, comma-separated; `report --baseline`)."""
+    """Shell completion of norms and norm:impl (`run --norms`, comma-separated; `report --speedup-vs`)."""
     done, _, word = incomplete.rpartition(",")
     head = f"{done}," if done else ""
     names = [

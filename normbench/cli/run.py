@@ -25,16 +25,8 @@ from normbench.cli._common import (
 )
 from normbench.cli._progress import RunProgress
 from normbench.cli._summary import print_summary
-from normbench.core.errors import NormbenchError, printable
-from normbench.core.settings import env_setting
-from normbench.executors.ray_cluster import Interrupted
-from normbench.executors.session import allow_overrides, check_executor, execute_plan, plan_run
-from normbench.results.history import case_history
-from normbench.results.naming import check_new_run_name
-from normbench.runner import SignalsBetweenGuards
-from normbench.suite.adhoc import adhoc_run_suite
-from normbench.suite.catalog import resolve
-from normbench.timing.pages import apply_state, check_state, chosen_state
+from normbench.core.errors import printable
+from normbench.executors.service import RunOptions, run
 
 NAME = "run"
 PANEL = "Run"
@@ -125,7 +117,8 @@ def command(
         str | None,
         typer.Option(
             help="CPU page state of the timing process: huge (2 MiB transparent huge pages, the default where "
-            "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the suite's `pages`.",
+            "the kernel allows them) or base (4 KiB); default: NORMBENCH_PAGES, else the resumed run's, else the "
+            "suite's `pages`.",
             show_default=False,
             autocompletion=choices("huge", "base"),
         ),
@@ -139,58 +132,22 @@ def command(
         ),
     ] = False,
 ) -> None:
-    _set_pages(pages, suite)  # before anything imports torch: its allocator reads the state once
-
-    check_new_run_name(results, run_id, tag, resume)
-    if allow_override:
-        allow_overrides()
-    runner = check_executor(executor, address, jobs, say=_say)
-    if bench is not None or norms is not None:
-        suite = adhoc_run_suite(bench, norms, ctx.meta.get(META_KEY, []), suite, resume)
-    plan = plan_run(suite, results, resume=resume, shard=parse_shard(shard), only=only, say=_say)
+    options = RunOptions.of(ctx.params, shard=parse_shard(shard), bench_flags=ctx.meta.get(META_KEY, []))
+    result = run(suite, options, progress=_progress(quiet), say=_say)
     if dry_run:
-        _print_cases(plan.cases)
-        return
-
-    try:
-        with SignalsBetweenGuards(_say):
-            store, outcome, remaining = execute_plan(
-                plan,
-                results,
-                threads=threads,
-                executor=runner,
-                progress=lambda todo, finished: RunProgress(
-                    todo,
-                    quiet=quiet,
-                    finished=finished,
-                    history=case_history(results, skip=plan.resumed.run_id if plan.resumed else None),
-                ),
-                quiet=quiet,
-                say=_say,
-                run_id=run_id,
-                tag=tag,
-            )
-    except Interrupted as exc:  # before the first case (Ray's start-up): no run folder was made
-        _say(f"{exc}" + (f"; run {plan.resumed.run_id} is unchanged" if plan.resumed else ""))
-        raise typer.Exit(128 + int(exc.signal)) from None
-    if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
-        print_summary(results, store.run_id)
-    _finish(store, outcome, remaining, results)
+        _print_cases(result.plan.cases)
+    elif result.stopped is not None:  # before the first case (Ray's start-up): no run folder was made
+        resumed = result.plan.resumed
+        _say(f"{result.stopped}" + (f"; run {resumed.run_id} is unchanged" if resumed else ""))
+        raise typer.Exit(128 + int(result.stopped.signal))
+    else:
+        if bench is not None and not quiet:  # an ad-hoc run answers at once: its report's summary
+            print_summary(results, result.store.run_id)
+        _finish(result.store, result.outcome, result.remaining, results)
 
 
-def _set_pages(option: str | None, suite: str | None) -> None:
-    if option is not None and (problem := check_state(option, "--pages")):
-        raise NormbenchError(problem)
-    env = env_setting("NORMBENCH_PAGES") or ""
-    if env and (problem := check_state(env, "NORMBENCH_PAGES")):
-        raise NormbenchError(problem)
-    path = None
-    if suite and option is None:
-        try:
-            path = str(resolve(suite))
-        except NormbenchError:
-            path = None  # plan_run reports it
-    apply_state(chosen_state(option, path))
+def _progress(quiet: bool):
+    return lambda todo, finished, history: RunProgress(todo, quiet=quiet, finished=finished, history=history)
 
 
 def _say(text: str) -> None:

@@ -11,8 +11,6 @@ from normbench.cli._common import cli_errors, emit, err, out
 from normbench.core.errors import NormbenchError
 from normbench.core.jsondata import json_text
 from normbench.core.settings import check_number
-from normbench.norms import all_norms
-from normbench.timing.pages import check_state, chosen_state
 
 NAME = "selfcheck"
 PANEL = "Inspect"
@@ -42,14 +40,12 @@ def command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the per-op summary as JSON.")] = False,
 ) -> None:
     check_number(min_run_time, "--min-run-time", at_least=0.01, at_most=600)  # nan and inf pass a range
-    if pages is not None and (problem := check_state(pages, "--pages")):
-        raise NormbenchError(problem)
-    state = chosen_state(pages)
+    state = sc.page_state(pages)
     try:
         ops = [sc.parse_op(t) for t in op] if op else [sc.Op(*o) for o in sc.DEFAULT_OPS]
     except ValueError as exc:
         raise NormbenchError(str(exc)) from None
-    _check_ops(ops)
+    sc.check_ops(ops)
     kw = dict(runs=runs, threads=threads, pairs=pairs, samples=15, min_run_time=min_run_time)
     say = lambda m: err.print(m, style="dim")  # noqa: E731
     processes = sc.run_processes(ops, **kw, pages=state, say=say)
@@ -63,15 +59,6 @@ def command(
         _print_table(rows, runs, threads, state)
     if any(r["verdict"] != "ok" for r in rows):
         raise typer.Exit(1)
-
-
-def _check_ops(ops) -> None:
-    norms = all_norms()
-    for o in ops:
-        if o.norm not in norms or o.impl not in norms[o.norm].impls:
-            raise NormbenchError(
-                f"--op {o.norm}:{o.impl}: no such norm implementation (see `normbench list`)"
-            )
 
 
 def _print_table(rows: list[dict], runs: int, threads: int, state: str) -> None:

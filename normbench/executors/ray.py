@@ -19,7 +19,7 @@ from normbench.executors.ray_cluster import (  # noqa: F401  (import_ray: what c
 )
 from normbench.results.env import fingerprint_of_node
 from normbench.runner import RunOutcome, StopAfterCase, run_one, store_finished
-from normbench.timing.pages import apply_state
+from normbench.timing.pages import ENV_VAR, apply_state
 
 _WORKER_CONTEXTS: dict[int, object] = {}
 
@@ -31,9 +31,7 @@ def run_case_in_worker(case, threads: int) -> dict:
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-    if state := os.environ.get(
-        "NORMBENCH_PAGES"
-    ):  # forwarded by ray_cluster.py; torch read its part at start
+    if state := os.environ.get(ENV_VAR):  # the driver's state (worker_env); torch read its part at start
         apply_state(state)
     ctx = _WORKER_CONTEXTS.setdefault(threads, RunContext(threads=threads))
     rows, status, error = run_one(case, ctx)

@@ -17,6 +17,7 @@ from normbench.benches import get_bench
 from normbench.core.errors import NormbenchError
 from normbench.core.settings import env_setting
 from normbench.runner import StopAfterCase
+from normbench.timing.pages import worker_env
 
 NODE_RESOURCE = "normbench_node"
 PACKED_SHARE = 0.001  # a case that does not time: up to 1000 of them share a node
@@ -25,8 +26,7 @@ FORWARDED_ENV = (
     "NORMBENCH_PLUGINS",
     "NORMBENCH_DEBUG",
     "NORMBENCH_ALLOW_OVERRIDE",
-    "NORMBENCH_PAGES",  # the page state (timing/pages.py) ...
-    "THP_MEM_ALLOC_ENABLE",  # ... and its torch part, read at the worker's first allocation
+    "THP_MEM_ALLOC_ENABLE",  # the page state's torch part; the state itself: timing/pages.py's worker_env
 )
 CONNECT_TIMEOUT_S = 10.0  # the TCP probe of --address
 # ray.init against --address as a whole: a reachable port that is not a Ray head makes Ray retry for ~14
@@ -160,7 +160,7 @@ def connect(ray, address: str | None, jobs: int | None) -> bool:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local, loopback-only cluster of one user
     quiet = {"log_to_driver": False, "configure_logging": False}
     # Workers on a cluster do not inherit this process's environment: pass on what changes what they run.
-    forwarded = {k: os.environ[k] for k in FORWARDED_ENV if env_setting(k) is not None}
+    forwarded = {k: os.environ[k] for k in FORWARDED_ENV if env_setting(k) is not None} | worker_env()
     if forwarded:
         quiet["runtime_env"] = {"env_vars": forwarded}
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -34,6 +34,7 @@ from normbench.suite.expand import expand, select
 from normbench.suite.load import load_suite, parse_suite
 from normbench.suite.spec import Suite
 from normbench.suite.validate import THREADS
+from normbench.timing.pages import STATES, applied_state, apply_state, chosen_state
 
 Say = Callable[[str], None]
 
@@ -46,6 +47,7 @@ class Plan:
     shard: tuple[int, int] | None
     only: list[str] | None
     resumed: RunStore | None  # the run being finished (--resume), else None
+    pages: str | None = None  # the page state the session runs in (timing/pages.py's chosen_state)
 
 
 def allow_overrides() -> None:
@@ -73,9 +75,10 @@ def plan_run(
     shard: tuple[int, int] | None,
     only: list[str] | None,
     say: Say,
+    pages: str | None = None,
 ) -> Plan:
     """The cases to run: a new run of `suite`, or the rest of run `resume` with its own stored suite text,
-    --shard and --only."""
+    --shard, --only and page state (an explicit `pages` wins, as --threads does, and the session records it)."""
     check_results_dir(results, create=False)
     store = None
     if resume:
@@ -107,7 +110,8 @@ def plan_run(
         check_overrides(m, where)
     if not cases:
         raise NormbenchError("no case matches the --only/--shard selection")
-    return Plan(suite_obj, planned, cases, shard, only, store)
+    state = chosen_state(pages, stored=stored_pages(store) if store else None, suite=suite_obj.pages)
+    return Plan(suite_obj, planned, cases, shard, only, store, state)
 
 
 def new_manifest(plan: Plan, run_id: str, env: dict, started: str, tag: str | None = None) -> Manifest:
@@ -148,6 +152,8 @@ def execute_plan(
 ) -> tuple[RunStore, RunOutcome, int]:
     """Create the run (or reopen the resumed one) and run one session: (store, outcome, cases left).
     run_id and tag (checked by results/naming.py) name a new run."""
+    if plan.pages:
+        apply_state(plan.pages)  # before torch allocates: its allocator reads the state once
     import torch
 
     store = plan.resumed
@@ -192,6 +198,7 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
             "started": now,
             "pid": os.getpid(),
             "threads": ctx.threads,
+            **({"pages": applied_state()} if applied_state() else {}),  # a resumed run may mix states
             "cases": len(todo),
             "executor": executor.name,
         }
@@ -257,6 +264,12 @@ def stored_threads(store: RunStore) -> int | None:
             f"{store.path / 'manifest.json'}: damaged manifest: sessions[0].threads: {problem}"
         )
     return value if sessions[0].get("threads") else None
+
+
+def stored_pages(store: RunStore) -> str | None:
+    """The page state the run was started in (its env, written by the first session), None when unknown."""
+    value = (store.manifest.get("env") or {}).get("pages")
+    return value if value in STATES else None
 
 
 def write_manifest(store: RunStore, **fields) -> None:

@@ -63,4 +63,7 @@ def merge_includes(suite: Suite, included: list[Suite]) -> Suite:
     claims = list(dict.fromkeys([c for s in included for c in s.claims] + suite.claims))
     threads = suite.threads or next((s.threads for s in included if s.threads), None)
     texts = {k: v for s in included for k, v in ({s.source: s.text} | s.includes).items()}
-    return Suite(suite.name, suite.description, suite.source, suite.text, benches, claims, threads, texts)
+    # pages: the including suite's own only (an included file's page state is not the run's)
+    return Suite(
+        suite.name, suite.description, suite.source, suite.text, benches, claims, threads, texts, suite.pages
+    )

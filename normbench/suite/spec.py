@@ -36,6 +36,9 @@ class Suite:
     claims: list[str] = field(default_factory=list)
     threads: int | None = None  # torch CPU threads for the run (--threads overrides); None = torch's default
     includes: dict[str, str] = field(default_factory=dict)  # path -> text of every included suite
+    pages: str | None = (
+        None  # CPU page state, huge or base (--pages overrides); None = timing/pages.py's default
+    )
 
     @property
     def sha256(self) -> str:

@@ -23,7 +23,7 @@ MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measur
 
 
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
-# CPU page state of the timing process (timing/pages.py); read before torch starts, by the CLI
+# CPU page state of the timing process (timing/pages.py); applied when the run starts, before torch does
 PAGES = Param(str, choices=("huge", "base"))
 # The implementation every latency case is timed against in the same rounds, for the whole suite (a bench
 # may set its own in [bench.params]); the latency bench's own parameter spec checks it.
@@ -46,7 +46,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         problems.append(Problem("description", "holds control characters (other than newlines)"))
     claims = _validate_claims(data.get("claims", []), problems)
     threads = scalar_value(data, "threads", THREADS, "", problems)
-    scalar_value(data, "pages", PAGES, "", problems)
+    pages = scalar_value(data, "pages", PAGES, "", problems)
     timeout = scalar_value(data, "timeout_s", TIMEOUT, "", problems)
     reference = scalar_value(data, "reference", _reference_param(), "", problems)
     defaults = {"reference": reference} if reference is not None else {}
@@ -71,7 +71,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         check_cases(specs, problems)
     if problems:
         raise SuiteError(source, problems)
-    return Suite(name.strip(), description, source, text, specs, claims, threads)
+    return Suite(name.strip(), description, source, text, specs, claims, threads, pages=pages)
 
 
 def _reference_param() -> Param:

@@ -15,6 +15,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from normbench.core.errors import NormbenchError
+from normbench.core.settings import env_setting
 from normbench.timing.process import storages
 
 STATES = ("huge", "base")
@@ -58,26 +60,37 @@ def check_state(value, where: str = "pages") -> str | None:
     return f"{where}: {value!r} is not one of {', '.join(STATES)}"
 
 
-def chosen_state(option: str | None = None, suite_path: str | None = None) -> str:
-    """The state a run asks for: --pages, else NORMBENCH_PAGES, else the suite's top-level `pages`,
-    else default_state(). The suite is only peeked at (tomllib), before anything imports torch; its
-    full validation reports a bad value with the key path."""
-    for value in (option, os.environ.get(ENV_VAR, "").strip() or None, _suite_pages(suite_path)):
+def chosen_state(option: str | None = None, *, stored: str | None = None, suite: str | None = None) -> str:
+    """The one resolver of a process's page state: --pages, else NORMBENCH_PAGES, else the resumed run's
+    state (`stored`), else the suite's `pages`, else default_state(). A bad --pages or NORMBENCH_PAGES
+    raises NormbenchError; the suite's value was validated with its key path when it was loaded."""
+    env = check_pages(option)
+    for value in (option, env, stored, suite):
         if value in STATES:
             return value
     return default_state()
 
 
-def _suite_pages(path: str | None) -> str | None:
-    if not path:
-        return None
-    import tomllib
+def check_pages(option: str | None) -> str | None:
+    """Refuse a bad --pages or NORMBENCH_PAGES (NormbenchError); returns NORMBENCH_PAGES, None when unset."""
+    env = env_setting(ENV_VAR)
+    for value, where in ((option, "--pages"), (env, ENV_VAR)):
+        if value is not None and (problem := check_state(value, where)):
+            raise NormbenchError(problem)
+    return env
 
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f).get("pages")
-    except (OSError, tomllib.TOMLDecodeError, AttributeError):
-        return None  # a shipped suite's name, or a broken file: the loader reports it
+
+def applied_state() -> str | None:
+    """The state apply_state put this process in, None before it ran."""
+    return _applied["asked"] if _applied else None
+
+
+def worker_env() -> dict[str, str]:
+    """The variables that put a Ray worker in this process's state (executors/ray_cluster.py passes them
+    on; the worker's torch reads its part at its first allocation): the only way the state travels."""
+    if _applied is None:
+        return {}
+    return {ENV_VAR: _applied["asked"], TORCH_ENV: "1" if _applied["asked"] == "huge" else "0"}
 
 
 def apply_state(state: str) -> dict:
@@ -93,7 +106,6 @@ def apply_state(state: str) -> dict:
             warnings.warn(f"pages={state}: set once per process; it stays {kept}", stacklevel=2)
         return _applied
     late = "torch" in sys.modules and os.environ.get(TORCH_ENV) != ("1" if state == "huge" else "0")
-    os.environ[ENV_VAR] = state
     os.environ[TORCH_ENV] = "1" if state == "huge" else "0"
     prctl_ok = _set_thp_disable(state == "base")
     note = ""
@@ -140,7 +152,7 @@ def thp_disabled() -> bool | None:
 
 
 def process_state() -> dict:
-    """What this process's tensors get, for the run's env: the state asked for (NORMBENCH_PAGES), torch's
+    """What this process's tensors get, for the run's env: the state applied (else NORMBENCH_PAGES), torch's
     variable, the THP-disable flag and the kernel's settings."""
     note = {"pages_note": _applied["note"]} if _applied and _applied["note"] else {}
     return {
