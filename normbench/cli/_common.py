@@ -11,13 +11,11 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError, SuiteError, debug_enabled, printable
 from normbench.core.settings import env_setting
-from normbench.norms import all_norms
 from normbench.results.naming import run_manifests
 from normbench.results.paths import results_default
-from normbench.suite.catalog import packaged_suites
+from normbench.suite.catalog import packaged_suites, registered
 
 MIN_WIDTH = 40  # narrower is a terminal that reports no size (COLUMNS=0 in some CI shells): clamped
 
@@ -134,7 +132,9 @@ def complete_norms(incomplete: str) -> list[str]:
     done, _, word = incomplete.rpartition(",")
     head = f"{done}," if done else ""
     names = [
-        n for name, norm in sorted(all_norms().items()) for n in (name, *(f"{name}:{i}" for i in norm.impls))
+        n
+        for name, norm in sorted(registered()[0].items())
+        for n in (name, *(f"{name}:{i}" for i in norm.impls))
     ]
     return [head + n for n in names if n.startswith(word)]
 
@@ -146,7 +146,7 @@ def choices(*values: str):
 
 def complete_benches(incomplete: str) -> list[str]:
     """Shell completion of bench kinds (`run --bench`): the registered ones, plugins included."""
-    return [k for k in sorted(all_benches()) if k.startswith(incomplete)]
+    return [k for k in sorted(registered()[1]) if k.startswith(incomplete)]
 
 
 def complete_suites(incomplete: str) -> list[str]:

@@ -52,27 +52,38 @@ def command(
         raise NormbenchError(f"--format {fmt!r}: one of plain, json")
     folder = baselines or saved.BASELINES_DIR
     if action == "save":
-        if run is None:
-            raise NormbenchError("baseline save needs a RUN (a run id or 'latest')")
-        kept = saved.save(RunStore.open(results, run), folder, say=lambda m: err.print(m, markup=False))
-        _say(
-            fmt,
-            kept.describe(),
-            f"saved {kept.run_id} as the {kept.suite} baseline of machine {kept.fingerprint}",
+        _save(run, results, folder, fmt)
+    elif action == "list":
+        _list(folder, fmt)
+    else:
+        _show(run, results, folder, fmt)
+
+
+def _save(run: str | None, results: Path, folder: Path, fmt: str) -> None:
+    if run is None:
+        raise NormbenchError("baseline save needs a RUN (a run id or 'latest')")
+    kept = saved.save(RunStore.open(results, run), folder, say=lambda m: err.print(m, markup=False))
+    _say(
+        fmt,
+        kept.describe(),
+        f"saved {kept.run_id} as the {kept.suite} baseline of machine {kept.fingerprint}",
+    )
+
+
+def _list(folder: Path, fmt: str) -> None:
+    found = [b.describe() for b in saved.list_baselines(folder)]
+    if fmt == "json":
+        emit(json_text(found, indent=1, default=str) + "\n")
+    elif not found:
+        out.print(f"no baselines in {folder}/", markup=False)
+    for b in found if fmt == "plain" else []:
+        out.print(
+            f"{b['fingerprint']}  {b['suite']}  {b['run_id']}  ({b['cpu']}, torch {b['torch']})",
+            markup=False,
         )
-        return
-    if action == "list":
-        found = [b.describe() for b in saved.list_baselines(folder)]
-        if fmt == "json":
-            emit(json_text(found, indent=1, default=str) + "\n")
-        elif not found:
-            out.print(f"no baselines in {folder}/", markup=False)
-        for b in found if fmt == "plain" else []:
-            out.print(
-                f"{b['fingerprint']}  {b['suite']}  {b['run_id']}  ({b['cpu']}, torch {b['torch']})",
-                markup=False,
-            )
-        return
+
+
+def _show(run: str | None, results: Path, folder: Path, fmt: str) -> None:
     env = RunStore.open(results, run).manifest.get("env", {}) if run else _this_machine()
     fp = saved.machine_fingerprint(env)
     mine = [b.describe() for b in saved.list_baselines(folder) if b.fingerprint == fp]
