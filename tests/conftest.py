@@ -68,7 +68,7 @@ def cli():
 def make_child_env(**extra: str) -> dict[str, str]:
     """The environment of a real `normbench` process: this checkout first on the path, the test-only norms
     importable (NORMBENCH_PLUGINS=normbench_test_norms loads them), no debug unless asked."""
-    # the page state too: an in-process `normbench run` of an earlier test set it in this process's env
+    # the page state too: a NORMBENCH_PAGES of the caller, or the THP_MEM_ALLOC_ENABLE an in-process run set
     dropped = ("NORMBENCH_DEBUG", "NORMBENCH_PLUGINS", "NORMBENCH_PAGES", "THP_MEM_ALLOC_ENABLE")
     env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("PYTEST_XDIST")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(PLUGINS_DIR), env.get("PYTHONPATH", "")]).rstrip(

@@ -9,6 +9,9 @@ import sys
 import pytest
 from conftest import make_child_env, tiny_latency_suite
 
+# Ray's tests start local clusters over every core: under pytest-xdist they share one worker, in turn.
+pytestmark = pytest.mark.xdist_group("ray")
+
 # Runs normbench with ray.init's connect step wrapped: the process signals itself as soon as the driver is
 # connected, the window a SIGTERM from `timeout` or a scheduler otherwise hits by chance (3 tries in 8).
 SIGNAL_AFTER_CONNECT = """
@@ -39,9 +42,6 @@ def import_then_arm():
 
 ray_cluster.import_ray = session.import_ray = ray_executor.import_ray = import_then_arm
 from normbench.cli import app
-
-# Ray's tests start local clusters over every core: under pytest-xdist they share one worker, in turn.
-pytestmark = pytest.mark.xdist_group("ray")
 
 sys.argv = ["normbench", *sys.argv[1:]]
 app()
