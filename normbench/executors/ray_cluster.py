@@ -66,17 +66,19 @@ class Interrupted(Exception):
 NO_FAILURE_HANDLER = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
 
 
-def bound_ray_waits(seconds: float) -> None:
-    """Ray's own C++ connect waits (defaults 30 s and 5 s) no longer than the limit, so joining a port that
-    is no Ray head ends near it (measured: 44 s for a 5 s limit without, 12 s with). Ray reads RAY_*
-    settings once, when imported; a value the user set is kept."""
+def bound_ray_waits(address: str | None) -> None:
+    """Before Ray is imported (it reads its RAY_* settings then): when joining `address`, bound Ray's own C++
+    connect waits (defaults 30 s and 5 s) by NORMBENCH_RAY_TIMEOUT_S, so a port that is no Ray head is given
+    up near the limit (measured: 44 s for a 5 s limit without, ~20 s with). A local start keeps Ray's own;
+    a value the user set is kept."""
+    if not address or "ray" in sys.modules:
+        return
+    seconds = init_timeout()
     os.environ.setdefault("RAY_py_gcs_connect_timeout_s", f"{max(1, min(30, round(seconds)))}")
     os.environ.setdefault("RAY_gcs_rpc_server_connect_timeout_s", f"{max(1, min(5, round(seconds)))}")
 
 
 def import_ray():
-    if "ray" not in sys.modules:
-        bound_ray_waits(init_timeout())
     if "ray" not in sys.modules and NO_FAILURE_HANDLER not in os.environ:
         os.environ[NO_FAILURE_HANDLER] = "1"
         try:
@@ -244,6 +246,7 @@ def started_ray(address: str | None, jobs: int | None, cases, threads: int, say)
     """Ray connected and checked for the cases; yields whether a case on CUDA can get a GPU (without any
     GPU in the cluster such a case asks for none and the bench records it skipped, as the local executor
     does). A signal during start-up raises Interrupted; Ray is shut down at the end if started here."""
+    bound_ray_waits(address)
     ray = import_ray()
     started_here = False
     try:

@@ -20,6 +20,7 @@ from normbench.core.errors import NormbenchError
 from normbench.core.plugins import ALLOW_OVERRIDE_VAR, OVERRIDES
 from normbench.executors import EXECUTORS, Executor
 from normbench.executors.ray import cap_local_jobs, import_ray
+from normbench.executors.ray_cluster import bound_ray_waits
 from normbench.executors.resume import check_overrides, check_suite_hash, recorded_cases
 from normbench.results.env import fingerprint
 from normbench.results.files import check_no_writer
@@ -62,6 +63,7 @@ def check_executor(name: str, address: str | None, jobs: int | None, say: Say = 
     if name != "ray" and (address or jobs):
         raise NormbenchError("--address and --jobs go with --executor ray")
     if name == "ray":
+        bound_ray_waits(address)
         import_ray()  # fail now, before a run folder exists, when Ray is not installed
         jobs = cap_local_jobs(jobs, address, say)
     return Executor(name, address, jobs)
