@@ -34,6 +34,16 @@ def tiny_latency_suite(
     )
 
 
+def pytest_configure(config):
+    """Under pytest-xdist, one torch thread per worker: workers as many as the cores would otherwise each spin
+    a thread per core and oversubscribe them. Tests that need a thread count set and restore it themselves."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1 and workers >= (os.cpu_count() or 1):
+        import torch
+
+        torch.set_num_threads(1)
+
+
 @pytest.fixture
 def write_suite(tmp_path):
     """write_suite(text, name='suite.toml') -> path of a suite file in this test's tmp dir."""

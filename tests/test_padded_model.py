@@ -47,19 +47,25 @@ def batch_with_padding(m, extra: int, junk: int | None = None):
 @pytest.mark.parametrize("norm,impl", NORMS)
 @pytest.mark.parametrize("placement", ["pre", "post", "periln"])
 def test_real_positions_do_not_see_the_padding(norm, impl, placement):
+    # In fp64: the claim is exact, but the gradient of Σh² through a norm is a cancellation (its largest entry
+    # ~5e-5 against O(1) terms), so in fp32 the summation order alone, which moves with the CPU's kernels and
+    # thread count, changes entries by up to 9% relative. In fp64 the same order effects stay below 1e-10 of
+    # the gradient's scale (measured worst 7e-11); a padded key that leaked would move it by far more.
     outs, grads, buffers = [], [], []
     for extra, junk in [(0, None), (3, None), (3, 4)]:
-        m = model(norm, impl, placement).train()
+        m = model(norm, impl, placement).double().train()
         idx, pad = batch_with_padding(m, extra, junk)
         h = m.head_input(idx, key_padding_mask=pad)
         outs.append(h[~pad])
         grads.append(torch.autograd.grad(h[~pad].square().sum(), m.blocks[0].attn.q_proj.weight)[0])
         buffers.append([b.clone() for b in m.buffers()])
+    assert outs[0].dtype == torch.float64
+    scale = grads[0].abs().max().item()
     for other in (1, 2):
-        torch.testing.assert_close(outs[other], outs[0], rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(grads[other], grads[0], rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(outs[other], outs[0], rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(grads[other], grads[0], rtol=0, atol=1e-9 * scale)
         for a, b in zip(buffers[other], buffers[0], strict=True):
-            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_the_pad_id_is_found_from_the_ids_and_its_embedding_is_zero():
@@ -137,9 +143,12 @@ def test_padding_where_it_cannot_work_is_a_validation_error(params, where):
         parse_suite(stability("batchnorm" if "subln" in str(params) else "layernorm", **params))
 
 
-# Recorded on the code before padded batching existed (commit 1f6027c), at one thread (a BatchNorm's reductions
-# round differently with another thread count): fixed-window cases keep their ids and their values (fp32 on
-# one machine: bit-identical here; 1e-5 leaves room for another CPU's kernels).
+# Recorded on the code before padded batching existed (commit 1f6027c), at one thread: fixed-window cases keep
+# their ids (exactly) and their values (fp32: bit-identical on the recording machine; 1e-5 leaves room for
+# another CPU's kernels). BatchNorm's loss is the exception: its batch statistics feed every step, so rounding
+# grows over training; on one AMD EPYC (AVX-512) it moved from 3.99596 to 3.99623 with the thread count (1, 2)
+# and the kernels ATen dispatches (ATEN_CPU_CAPABILITY avx512, avx2, default), 0.7-1.5e-4 below the recorded
+# value, so it gets 5e-4 (the other norms moved by under 1e-7 there).
 BEFORE = {
     ("layernorm", "masked", "pre"): ("4f30fbe48940", 3.761980715252104),
     ("batchnorm", "masked", "pre"): ("cb3b9cef6585", 3.996547222137451),
@@ -165,4 +174,4 @@ def test_fixed_window_cases_keep_their_ids_and_values(key, one_thread):
     rows, _, _ = run_one(case, CTX)
     final = next(r["value"] for r in rows if r["metric"] == "final_loss")
     assert case.case_id == BEFORE[key][0]
-    assert final == pytest.approx(BEFORE[key][1], rel=1e-5)
+    assert final == pytest.approx(BEFORE[key][1], rel=5e-4 if norm == "batchnorm" else 1e-5)
