@@ -57,6 +57,7 @@ class StopAfterCase:
     def __init__(self, say, what: str = "the current case"):
         self.requested = False
         self.signal = signal.SIGINT
+        self.last: int | None = None  # the latest signal this guard saw
         self.say = say
         self.what = what
 
@@ -68,13 +69,18 @@ class StopAfterCase:
         return self
 
     def _handle(self, signum, frame):
+        self.last = signum
         if self.requested:
             raise StopNow(signum)
         self.requested, self.signal = True, signal.Signals(signum)
         name = "interrupt" if signum == signal.SIGINT else self.signal.name
         self.say(f"{name}: stopping after {self.what} (Ctrl-C again to stop now)")
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
+        if isinstance(exc, KeyboardInterrupt) and not hasattr(exc, "signal") and self.last is not None:
+            # a library re-raised our StopNow as a plain KeyboardInterrupt (seen under Ray: a second
+            # SIGTERM exited 130): the signal that stopped the run still decides the exit code
+            exc.signal = signal.Signals(self.last)
         for s, handler in self.previous.items():
             signal.signal(s, handler)
 

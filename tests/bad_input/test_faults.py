@@ -197,3 +197,16 @@ def test_escape_sequences_in_a_failure_are_printed_escaped(tmp_path, normbench_p
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
     assert "failed: latency hostile:raises tokens=8 d=16: ValueError: \\x1b[2J\\x1b[31mscreen" in proc.stderr
     assert "[/] [bold]markup\\x1b]0;title\\x07" in proc.stderr
+
+
+def test_a_plain_keyboard_interrupt_after_a_sigterm_keeps_the_sigterm():
+    """Ray turns the StopNow our handler raises into a plain KeyboardInterrupt (its signal check returns an
+    "interrupted" status and raises anew): the guard still names SIGTERM, so the run exits 143, not 130."""
+    from normbench.runner import StopAfterCase
+
+    with pytest.raises(KeyboardInterrupt) as caught, StopAfterCase(lambda _: None) as stop:
+        os.kill(os.getpid(), signal.SIGTERM)  # the first: a stop is requested
+        assert stop.requested
+        raise KeyboardInterrupt  # what Ray raises in place of the second signal's StopNow
+    assert caught.value.signal == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) != stop._handle  # the handlers are restored
