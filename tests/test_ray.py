@@ -1,4 +1,5 @@
-"""The Ray executor: deterministic benches give bit-identical rows under the local and the Ray executor;
+"""The Ray executor: deterministic benches (the encoder-decoder's too) give bit-identical rows under the local
+and the Ray executor;
 SIGTERM keeps every finished case and --resume finishes the rest; on a local 3-node cluster cases spread over
 nodes, a timing case never overlaps another case on its node, a killed worker is retried once and then stored
 as failed; a missing Ray is one line and exit 2."""
@@ -48,6 +49,25 @@ norms = ["layernorm"]
 {TINY_MODEL}steps = 6
 every = 3
 eval_batches = 2
+[[bench]]
+kind = "stability"
+norms = ["layernorm"]
+[bench.sweep]
+placement = ["post", "deepnorm"]
+[bench.params]
+model = "encdec"
+init = "deepnorm"
+task = "copy"
+task_words = 8
+min_len = 2
+max_len = 6
+depth = 2
+d = 16
+ffn = 32
+batch = 4
+steps = 6
+every = 3
+eval_batches = 2
 """
 
 MIXED = """
@@ -94,6 +114,8 @@ def values(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_deterministic_benches_are_bit_identical_under_ray(tmp_path, normbench_proc):
+    """One Ray start for every deterministic kind: the Jacobian, init, and decoder and encoder-decoder
+    training (its encoder's update and the decoder's update through the encoder among the values)."""
     (tmp_path / "det.toml").write_text(DETERMINISTIC)
     local = normbench_proc("run", "det.toml", "--quiet", "-r", "local")
     assert local.returncode == 0, local.stderr
@@ -102,7 +124,8 @@ def test_deterministic_benches_are_bit_identical_under_ray(tmp_path, normbench_p
     )
     assert remote.returncode == 0, remote.stderr
     a, b = values(read_run(tmp_path / "local")), values(read_run(tmp_path / "ray"))
-    assert len(a) > 100 and a["case_id"].nunique() == 8
+    assert len(a) > 100 and a["case_id"].nunique() == 10
+    assert {"enc_update", "dec_update_via_enc"} <= set(a["metric"])
     pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
