@@ -1,6 +1,6 @@
 """The block bench: BatchNorm folded into the Linear equals the unfolded Linear + BatchNorm (exactly in
 float64, within the dtype's tolerance in fp32/bf16), a wrong fold fails its case, and every block runs
-with its error against float64 and its cost over the Linear alone."""
+with its error against float64, its cost over the Linear alone and its paired ratio to a copy."""
 
 from __future__ import annotations
 
@@ -69,6 +69,11 @@ def test_every_block_runs_with_error_and_cost_over_linear(block):
     assert m["time_median"] > 0 and m["linear_time_median"] > 0 and m["peak_mem"] >= 64 * 64 * 4
     if block == "linear":
         assert m["over_linear"] == 0.0
+    # every block, the Linear alone (the reference) too, has a paired ratio compare can gate: over a copy of
+    # its input in the same rounds; the others also over the Linear
+    rounds = [r["value"] for r in rows if r["metric"] == "time_vs_copy" and r.get("sample") is not None]
+    assert rounds and all(v > 0 for v in rounds) and m["time_vs_copy_median"] > 0
+    assert ("time_vs_ref_median" in m) == (block != "linear")
 
 
 def test_block_report_shows_fold_check(tmp_path):

@@ -185,7 +185,7 @@ def test_every_bench_kind_has_compare_metrics_of_a_declared_kind():
     from normbench.benches import all_benches
 
     benches = all_benches()
-    timing = {"latency": ["time_vs_ref", "time_vs_copy"], "block": ["time_vs_ref"]}
+    timing = {"latency": ["time_vs_ref", "time_vs_copy"], "block": ["time_vs_ref", "time_vs_copy"]}
     deterministic = {
         "jacobian": ["rel_err"],
         "stability": ["final_loss"],

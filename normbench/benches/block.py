@@ -25,11 +25,12 @@ class Block(Bench):
         "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
     )
     uses_norms = False
-    # compare: the block's time over the Linear's, paired round by round (timing/paired.py): the machine's
-    # speed cancels, so it compares at any load; the absolute time only under `compare --absolute`
-    compare_metrics = {"time_vs_ref": "lower"}
+    # compare: the block's time over the Linear's and over a copy of its input, paired round by round
+    # (timing/paired.py): the machine's speed cancels, so it compares at any load; the Linear alone, the
+    # reference, has its copy ratio; the absolute time only under `compare --absolute`
+    compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
     absolute_metrics = {"time": "lower"}
-    paired_metrics = ("time_vs_ref",)
+    paired_metrics = ("time_vs_ref", "time_vs_copy")
     compare_pool = ()
     # tensor: the folded-vs-unfolded error row; method: how peak_mem was measured; timer: time rows;
     # reference: what time_vs_ref is a ratio to (the Linear alone).
@@ -42,7 +43,7 @@ class Block(Bench):
         "device": Param(str, "cpu", choices=("cpu", "cuda")),
         "cache": Param(str, "warm", choices=("warm", "cold")),
         "eps": Param(float, 1e-5, exclusive_minimum=0.0),
-        "samples": Param(int, 30, minimum=3, help="paired rounds of the block and the Linear alone"),
+        "samples": Param(int, 30, minimum=3, help="paired rounds of the block, the Linear alone and a copy"),
         "warmup_calls": Param(int, 3, minimum=0),
         "min_sample_s": Param(float, 2e-3, exclusive_minimum=0.0),
         "seed": Param(int, 0),
@@ -71,7 +72,7 @@ class Block(Bench):
             if folded:
                 rows += check_fold(x, y, ref, unfolded_fn(linear, built), floor)
             timer = case_timer(p)
-            fns = {"block": lambda: fn(x)}
+            fns = {"block": lambda: fn(x), "copy": x.clone}  # the copy: latency's probe (x.clone())
             if p["block"] != "linear":
                 fns["linear"] = lambda: linear(x)
             # one sample of each per round, the order shuffled with a seed from the case id (recorded)
@@ -83,6 +84,7 @@ class Block(Bench):
         rows.append({"metric": "round_seed", "unit": "seed", "value": float(seed)})
         if p["block"] != "linear":
             rows += ratio_rows("time_vs_ref", paired_ratios(samples, linear_samples), reference="linear")
+        rows += ratio_rows("time_vs_copy", paired_ratios(samples, measured["copy"]), reference="copy")
         t, linear_t = sample_stat(samples.times, p["stat"]), sample_stat(linear_samples.times, p["stat"])
         rows += [
             {
