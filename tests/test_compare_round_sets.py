@@ -62,3 +62,18 @@ def test_a_member_that_moved_against_one_reference_only_is_not_confirmed():
     rows = marks(frame("a", BASE), frame("b", one))
     row = rows[("layernorm:i5", "time_vs_copy")]
     assert row.mark == "~" and "not confirmed by the other reference" in row.note
+
+
+def test_the_member_compared_against_counts_in_its_set():
+    """A set of the reference and two others: when the copy probe alone speeds up, every time_vs_copy rises
+    together. The probe is a member whose ratio to itself stays 1, so the set has four members and a shift:
+    nothing is flagged (without it the reference, with no second ratio to confirm, read as a regression)."""
+    base = {"ref": {"time_vs_copy": 2.0}, "a": {"time_vs_ref": 1.4, "time_vs_copy": 2.8}}
+    base["b"] = {"time_vs_ref": 3.0, "time_vs_copy": 6.0}
+    faster_probe = {
+        i: {k: v * (1.13 if k == "time_vs_copy" else 1) for k, v in m.items()} for i, m in base.items()
+    }
+    rows = marks(frame("a", base), frame("b", faster_probe))
+    copy_rows = [r for (_, metric), r in rows.items() if metric == "time_vs_copy"]
+    assert {r.mark for r in rows.values()} == {"="}
+    assert all(abs(r.shift - 1.13) < 1e-3 for r in copy_rows)

@@ -15,7 +15,9 @@ MIN_MEMBERS = 4
 
 def judge_against_round_sets(members: list[tuple[CompareRow, str | None, str | None]]) -> list[float]:
     """Set each row's `shift` to the median ratio of its round set (the same set in both runs, with at
-    least MIN_MEMBERS members); returns the shifts found, one per set."""
+    least MIN_MEMBERS members); returns the shifts found, one per set. The member the ratios are taken
+    against (the reference for time_vs_ref, the copy probe for time_vs_copy) is in every set and has no row
+    of its own: its ratio to itself is 1 in both runs, so it counts as a member whose change is 1."""
     sets: dict[tuple[str, str], list[CompareRow]] = {}
     for row, base_set, new_set in members:
         row.round_set = base_set if base_set == new_set or new_set else None
@@ -23,9 +25,9 @@ def judge_against_round_sets(members: list[tuple[CompareRow, str | None, str | N
             sets.setdefault((base_set, new_set), []).append(row)
     shifts = []
     for rows in sets.values():
-        if len(rows) < MIN_MEMBERS:
+        if len(rows) + 1 < MIN_MEMBERS:
             continue
-        shift = math.exp(median(math.log(r.ratio) for r in rows))
+        shift = math.exp(median([0.0, *(math.log(r.ratio) for r in rows)]))  # 0.0: the one compared against
         shifts.append(shift)
         for r in rows:
             r.shift = shift
