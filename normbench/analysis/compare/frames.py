@@ -83,9 +83,9 @@ def compare_frames(
             rows.extend(status_rows(kind, b, n, bench, varying))
             sides = Sides(b, n, data_hashes(b), data_hashes(n), varying)
             for metric, direction in gated_metrics(bench, opts).items():
-                found, noise, untestable = metric_rows(kind, metric, direction, sides, bench, opts, envs)
+                found, noises, untestable = metric_rows(kind, metric, direction, sides, bench, opts, envs)
                 rows.extend(found)
-                if noise is not None:
+                for noise in noises:
                     result.notes.append(noise.note)
                     if noise.floor > opts.factor:
                         result.undetectable.append(

@@ -57,6 +57,7 @@ class Judged:
     runs_new: list[float]
     tolerance: Tolerance | None  # None for a timing metric
     test: tuple[int, int, float] | None  # (n base, n new, the smallest p the test can give), when tested
+    noise_class: str = ""  # timing rows judged against one run-to-run noise share a class (noise_class)
 
 
 @dataclass
@@ -71,12 +72,15 @@ class Grouped:
 
 def metric_rows(
     kind, metric, direction, sides: Sides, bench, opts: CompareOptions, envs: Envs
-) -> tuple[list[CompareRow], Noise | None, Untestable]:
-    """(rows, run-to-run noise, cases no test could judge) of one metric of one bench kind."""
+) -> tuple[list[CompareRow], list[Noise], Untestable]:
+    """(rows, run-to-run noises, cases no test could judge) of one metric of one bench kind: the noise of
+    each class of rows that has an estimate, its main class first."""
     grouped = group(kind, metric, direction, sides, bench, envs)
-    noise = pool(grouped, kind, metric, opts)
-    untestable = mark(grouped.judged, noise, opts, lower_is_better=direction.startswith("lower"))
-    return grouped.rows, noise, untestable
+    noises = pool(grouped, kind, metric, opts)
+    untestable = mark(grouped.judged, noises, opts, lower_is_better=direction.startswith("lower"))
+    main = main_class(grouped.judged)
+    ordered = [noises.get(main)] + [n for c, n in noises.items() if c != main]
+    return grouped.rows, [n for n in ordered if n is not None], untestable
 
 
 def group(kind, metric, direction, sides: Sides, bench, envs: Envs) -> Grouped:
@@ -118,7 +122,14 @@ def group(kind, metric, direction, sides: Sides, bench, envs: Envs) -> Grouped:
             continue
         test = _choose_test(row, a, b, tolerance, gbk.pooled and gnk.pooled, bench, out)
         out.judged.append(
-            Judged(row, run_medians(gbk, direction), run_medians(gnk, direction), tolerance, test)
+            Judged(
+                row,
+                run_medians(gbk, direction),
+                run_medians(gnk, direction),
+                tolerance,
+                test,
+                noise_class(params),
+            )
         )
         if paired:
             out.in_sets.append((row, gbk.round_set, gnk.round_set))
@@ -148,28 +159,51 @@ def _choose_test(row: CompareRow, a, b, tolerance, pooled: bool, bench, out: Gro
     return (len(a), len(b), smallest_p(a, b)) if tested else None
 
 
-def pool(grouped: Grouped, kind, metric, opts: CompareOptions) -> Noise | None:
+def pool(grouped: Grouped, kind, metric, opts: CompareOptions) -> dict[str, Noise | None]:
     """What the rows say together: each paired ratio's round-set shift, every queued test's p (one batch),
-    and the run-to-run noise of the timed rows (which the shifts move)."""
+    and the run-to-run noise of the timed rows (which the shifts move), per noise class."""
     shifts = judge_against_round_sets(grouped.in_sets)
     tests = grouped.tests
     for (row, _, _), p in zip(tests, mann_whitney_p([(a, b) for _, a, b in tests]), strict=True):
         row.p = p
-    timed = [(j.row, j.runs_base, j.runs_new) for j in grouped.judged if j.tolerance is None]
-    noise = run_to_run_noise(timed, kind, metric, opts.alpha)
-    if noise is not None and shifts:
-        noise.note = f"{noise.note}; {shift_note(kind, metric, shifts)}"
-    return noise
+    timed = [j for j in grouped.judged if j.tolerance is None]
+    noises: dict[str, Noise | None] = {}
+    for cls in dict.fromkeys(j.noise_class for j in timed):
+        rows = [(j.row, j.runs_base, j.runs_new) for j in timed if j.noise_class == cls]
+        noises[cls] = run_to_run_noise(rows, f"{kind}[{cls}]" if cls else kind, metric, opts.alpha)
+    main = noises.get(main_class(grouped.judged))
+    if main is not None and shifts:
+        main.note = f"{main.note}; {shift_note(kind, metric, shifts)}"
+    return noises
+
+
+def noise_class(params: dict) -> str:
+    """Rows whose run-to-run noise differs in kind are judged apart: a cold-cache case's paired ratio moved
+    8-9% (CV) between fresh processes on a 2-core VM, a warm case's 1.5-2% (docs/methodology.md)."""
+    return "cache=cold" if params.get("cache") == "cold" else ""
+
+
+def main_class(judged: list[Judged]) -> str:
+    """The noise class with the most timed rows: the one the metric's noise floor is read from."""
+    counts: dict[str, int] = {}
+    for j in judged:
+        if j.tolerance is None:
+            counts[j.noise_class] = counts.get(j.noise_class, 0) + 1
+    return max(counts, key=lambda c: (counts[c], c == ""), default="")
 
 
 def mark(
-    judged: list[Judged], noise: Noise | None, opts: CompareOptions, *, lower_is_better: bool
+    judged: list[Judged], noises: dict[str, Noise | None], opts: CompareOptions, *, lower_is_better: bool
 ) -> Untestable:
     """Each judged row's mark: beyond --factor and significant (+ or -), beyond it without significance or
-    within it yet changed (~), else =; a change no test here can judge is x. Returns those untestable rows."""
+    within it yet changed (~), else =; a change no test here can judge is x, and so is a timing change
+    beyond --factor in a class of rows too few to estimate its own run-to-run noise (a minor class: the
+    main class's noise would understate it). Returns the untestable rows."""
     untestable = Untestable()
+    main = main_class(judged)
     for j in judged:
         row = j.row
+        noise = noises.get(j.noise_class)
         ratio = row.judged_ratio  # beyond its round set's shift, where it has one
         worse = ratio > opts.factor if lower_is_better else ratio < 1 / opts.factor
         better = ratio < 1 / opts.factor if lower_is_better else ratio > opts.factor
@@ -185,6 +219,14 @@ def mark(
                     f"(its smallest p is {smallest:.2g})",
                 )
                 continue
+        if j.tolerance is None and noise is None and j.noise_class != main and (worse or better):
+            row.mark = "x"
+            row.note = _join(
+                row.note,
+                f"{j.noise_class}: too few such cases to estimate their own run-to-run noise (under 8 per "
+                "side, and larger than the others'): pass several runs per side (A,B,C) or use normbench ab",
+            )
+            continue
         if j.tolerance is None and significant and noise and 0 < ratio < float("inf"):
             bound = noise.sigma * math.sqrt(1 / len(j.runs_base) + 1 / len(j.runs_new)) * z_score(opts.alpha)
             if abs(math.log(ratio)) <= bound:
