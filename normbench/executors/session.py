@@ -191,7 +191,8 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
         env = store.manifest.get("env", {})
         say(
             f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
-            f"({torch.get_num_threads()} threads, {env.get('gpu') or env.get('cpu')})"
+            f"({torch.get_num_threads()} thread{'' if torch.get_num_threads() == 1 else 's'}, "
+            f"{env.get('gpu') or env.get('cpu')})"
         )
     ctx = RunContext(threads=torch.get_num_threads())
     sessions = store.manifest.get("sessions", [])

@@ -142,7 +142,8 @@ _NODE: dict | None = None
 def machine_summary(env: dict) -> str:
     """One line naming the machine, for table captions and plot titles."""
     where = env.get("gpu") or env.get("cpu", "?")
-    return f"{where}, {env.get('torch_threads')} threads, torch {env.get('torch')}"
+    threads = env.get("torch_threads")
+    return f"{where}, {threads} thread{'' if threads == 1 else 's'}, torch {env.get('torch')}"
 
 
 def machines_of(manifests: list[dict]) -> str:
