@@ -63,3 +63,14 @@ def test_enough_cold_cases_get_their_own_noise():
     base = {**WARM, **cold}
     _, result = marks(frame("a", base, 1), frame("b", base, 2))
     assert sum("run-to-run noise" in n and "[cache=cold]" in n for n in result.notes) == 1
+
+
+def test_a_cold_class_above_the_factor_is_named_in_the_inconclusive_line():
+    """A cold class with its own noise, too large for --factor: the gate's line names the class."""
+    cold = {f"c{k}": ("cold", 2 + k / 10) for k in range(8)}
+    base = {**WARM, **cold}
+    new = {**WARM, **{k: (c, v * (1.3 if int(k[1:]) % 2 else 1 / 1.3)) for k, (c, v) in cold.items()}}
+    _, result = marks(frame("a", base, 1), frame("b", new, 2))
+    assert any(
+        line.startswith("latency[cache=cold]/time_vs_ref: the noise floor") for line in result.undetectable
+    )

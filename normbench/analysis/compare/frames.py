@@ -89,7 +89,7 @@ def compare_frames(
                     result.notes.append(noise.note)
                     if noise.floor > opts.factor:
                         result.undetectable.append(
-                            f"{kind}/{metric}: the noise floor {noise.floor:.2f}x is above --factor "
+                            f"{noise.label}: the noise floor {noise.floor:.2f}x is above --factor "
                             f"{opts.factor:g}"
                         )
                 result.notes.extend(untestable.notes(kind, metric, opts.alpha))

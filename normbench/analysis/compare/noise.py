@@ -21,6 +21,7 @@ class Noise:
     sigma: float  # the spread of one run's median, in log units
     floor: float  # the smallest ratio that can be told from it with the runs given
     note: str
+    label: str = ""  # kind/metric, with the rows' noise class where it has one
 
 
 def run_to_run_noise(judged, kind: str, metric: str, alpha: float) -> Noise | None:
@@ -54,7 +55,7 @@ def run_to_run_noise(judged, kind: str, metric: str, alpha: float) -> Noise | No
     )
     if nb == 1 or nn == 1:
         note += "; pass several runs per side (A,B,C) to see smaller ones"
-    return Noise(sigma, floor, note)
+    return Noise(sigma, floor, note, f"{kind}/{metric}")
 
 
 def smallest_p(a: list[float], b: list[float]) -> float:
