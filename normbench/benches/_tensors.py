@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from normbench.core.errors import SkipCase
+from normbench.norms import get_norm
 from normbench.norms.registry import check_output
 
 # A suite's dtype name -> torch's (getattr(torch, ...)): every tensor bench takes these four.
@@ -98,3 +99,11 @@ def _require_finite(t, what: str) -> None:
 
     if not bool(torch.isfinite(t).all()):
         raise FloatingPointError(f"non-finite values (NaN/inf) in the {what}")
+
+
+def copy_step(x, mode: str, dy=None):
+    """The copy probe's call: identity.copy (x.clone()) on the case's own tensor, in the case's mode. It is
+    timed in the same case, interleaved with what it anchors (a latency case's norm, a block; see
+    timing.measure_interleaved), by the same timer: same size, device, cache state and machine load. dy: the upstream gradient's values in fwd+bwd (make_step)."""
+    built = get_norm("identity").build("copy", x.shape[-1], eps=0.0, dtype=x.dtype, device=x.device)
+    return make_step(built, x, mode, dy=dy)[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from normbench.benches._block.names import BLOCKS, norm_of
 from normbench.benches._memory import peak_memory_row
 from normbench.benches._samples import case_timer, ratio_rows, sample_stat, timing_rows
-from normbench.benches._tensors import DTYPES, check_device, check_dtype
+from normbench.benches._tensors import DTYPES, check_device, check_dtype, copy_step
 from normbench.benches.base import Bench, CaseResult, register_bench
 from normbench.benches.latency import STAT_PARAM
 from normbench.core.params import Param
@@ -72,7 +72,7 @@ class Block(Bench):
             if folded:
                 rows += check_fold(x, y, ref, unfolded_fn(linear, built), floor)
             timer = case_timer(p)
-            fns = {"block": lambda: fn(x), "copy": x.clone}  # the copy: latency's probe (x.clone())
+            fns = {"block": lambda: fn(x), "copy": copy_step(x, "fwd")}  # latency's copy probe
             if p["block"] != "linear":
                 fns["linear"] = lambda: linear(x)
             # one sample of each per round, the order shuffled with a seed from the case id (recorded)

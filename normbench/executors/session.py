@@ -22,7 +22,7 @@ from normbench.executors import EXECUTORS, Executor
 from normbench.executors.ray import cap_local_jobs, import_ray
 from normbench.executors.ray_cluster import bound_ray_waits
 from normbench.executors.resume import check_overrides, check_suite_hash, recorded_cases
-from normbench.results.env import fingerprint
+from normbench.results.env import fingerprint, threads_phrase
 from normbench.results.files import check_no_writer
 from normbench.results.manifest import RESUME_KEYS, Manifest, manifest_problem
 from normbench.results.paths import check_results_dir
@@ -191,8 +191,7 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
         env = store.manifest.get("env", {})
         say(
             f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
-            f"({torch.get_num_threads()} thread{'' if torch.get_num_threads() == 1 else 's'}, "
-            f"{env.get('gpu') or env.get('cpu')})"
+            f"({threads_phrase(torch.get_num_threads())}, {env.get('gpu') or env.get('cpu')})"
         )
     ctx = RunContext(threads=torch.get_num_threads())
     sessions = store.manifest.get("sessions", [])

@@ -139,11 +139,15 @@ def fingerprint_of_node() -> dict:
 _NODE: dict | None = None
 
 
+def threads_phrase(threads) -> str:
+    """'1 thread', '2 threads'."""
+    return f"{threads} thread{'' if threads == 1 else 's'}"
+
+
 def machine_summary(env: dict) -> str:
     """One line naming the machine, for table captions and plot titles."""
     where = env.get("gpu") or env.get("cpu", "?")
-    threads = env.get("torch_threads")
-    return f"{where}, {threads} thread{'' if threads == 1 else 's'}, torch {env.get('torch')}"
+    return f"{where}, {threads_phrase(env.get('torch_threads'))}, torch {env.get('torch')}"
 
 
 def machines_of(manifests: list[dict]) -> str:

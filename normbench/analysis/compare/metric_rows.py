@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from normbench.analysis.compare.groups import MetricGroup, metric_groups
-from normbench.analysis.compare.noise import Noise, run_to_run_noise, smallest_p, z_score
+from normbench.analysis.compare.noise import MIN_CASES, Noise, run_to_run_noise, smallest_p, z_score
 from normbench.analysis.compare.round_sets import judge_against_round_sets, shift_note
 from normbench.analysis.compare.values import (
     Untestable,
@@ -76,9 +76,9 @@ def metric_rows(
     """(rows, run-to-run noises, cases no test could judge) of one metric of one bench kind: the noise of
     each class of rows that has an estimate, its main class first."""
     grouped = group(kind, metric, direction, sides, bench, envs)
-    noises = pool(grouped, kind, metric, opts)
-    untestable = mark(grouped.judged, noises, opts, lower_is_better=direction.startswith("lower"))
     main = main_class(grouped.judged)
+    noises = pool(grouped, kind, metric, opts, main)
+    untestable = mark(grouped.judged, noises, main, opts, lower_is_better=direction.startswith("lower"))
     ordered = [noises.get(main)] + [n for c, n in noises.items() if c != main]
     return grouped.rows, [n for n in ordered if n is not None], untestable
 
@@ -159,7 +159,7 @@ def _choose_test(row: CompareRow, a, b, tolerance, pooled: bool, bench, out: Gro
     return (len(a), len(b), smallest_p(a, b)) if tested else None
 
 
-def pool(grouped: Grouped, kind, metric, opts: CompareOptions) -> dict[str, Noise | None]:
+def pool(grouped: Grouped, kind, metric, opts: CompareOptions, main: str) -> dict[str, Noise | None]:
     """What the rows say together: each paired ratio's round-set shift, every queued test's p (one batch),
     and the run-to-run noise of the timed rows (which the shifts move), per noise class."""
     shifts = judge_against_round_sets(grouped.in_sets)
@@ -171,9 +171,8 @@ def pool(grouped: Grouped, kind, metric, opts: CompareOptions) -> dict[str, Nois
     for cls in dict.fromkeys(j.noise_class for j in timed):
         rows = [(j.row, j.runs_base, j.runs_new) for j in timed if j.noise_class == cls]
         noises[cls] = run_to_run_noise(rows, f"{kind}[{cls}]" if cls else kind, metric, opts.alpha)
-    main = noises.get(main_class(grouped.judged))
-    if main is not None and shifts:
-        main.note = f"{main.note}; {shift_note(kind, metric, shifts)}"
+    if noises.get(main) is not None and shifts:
+        noises[main].note = f"{noises[main].note}; {shift_note(kind, metric, shifts)}"
     return noises
 
 
@@ -193,14 +192,18 @@ def main_class(judged: list[Judged]) -> str:
 
 
 def mark(
-    judged: list[Judged], noises: dict[str, Noise | None], opts: CompareOptions, *, lower_is_better: bool
+    judged: list[Judged],
+    noises: dict[str, Noise | None],
+    main: str,
+    opts: CompareOptions,
+    *,
+    lower_is_better: bool,
 ) -> Untestable:
     """Each judged row's mark: beyond --factor and significant (+ or -), beyond it without significance or
     within it yet changed (~), else =; a change no test here can judge is x, and so is a timing change
     beyond --factor in a class of rows too few to estimate its own run-to-run noise (a minor class: the
     main class's noise would understate it). Returns the untestable rows."""
     untestable = Untestable()
-    main = main_class(judged)
     for j in judged:
         row = j.row
         noise = noises.get(j.noise_class)
@@ -223,8 +226,9 @@ def mark(
             row.mark = "x"
             row.note = _join(
                 row.note,
-                f"{j.noise_class}: too few such cases to estimate their own run-to-run noise (under 8 per "
-                "side, and larger than the others'): pass several runs per side (A,B,C) or use normbench ab",
+                f"{j.noise_class}: too few such cases to estimate their own run-to-run noise (under "
+                f"{MIN_CASES}, and larger than the others'): pass several runs per side (A,B,C) or use "
+                "normbench ab",
             )
             continue
         if j.tolerance is None and significant and noise and 0 < ratio < float("inf"):

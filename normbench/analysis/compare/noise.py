@@ -16,6 +16,9 @@ def z_score(alpha: float) -> float:
     return float(norm.isf(alpha / 2))
 
 
+MIN_CASES = 8  # cases (or per-case run pairs) below which no run-to-run noise is estimated
+
+
 @dataclass
 class Noise:
     sigma: float  # the spread of one run's median, in log units
@@ -37,9 +40,9 @@ def run_to_run_noise(judged, kind: str, metric: str, alpha: float) -> Noise | No
         for _, b, n in usable
         if len(b) >= 2 and len(n) >= 2 and min(b + n) > 0
     ]
-    if len(multi) >= 8:
+    if len(multi) >= MIN_CASES:
         sigma, how = float(np.sqrt(np.mean(multi) / 2)), "pooled variance of the run medians given per side"
-    elif len(usable) >= 8:
+    elif len(usable) >= MIN_CASES:
         logs = np.log([r.judged_ratio for r, _, _ in usable])
         sigma = float(1.4826 * np.median(np.abs(logs - np.median(logs))) / np.sqrt(2))
         how = f"1.4826·MAD of the log ratios of {len(usable)} cases (most assumed unchanged)"

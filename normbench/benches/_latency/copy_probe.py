@@ -1,11 +1,10 @@
-"""The copy probe of a latency case (identity.copy on the case's own tensor, timed like the norm) and the
-bandwidth rows it anchors: GB/s, the probe's GB/s, the fraction of it, and the nominal peak of known GPUs."""
+"""The bandwidth rows a latency case's copy probe (benches/_tensors.py::copy_step, timed like the norm)
+anchors: GB/s, the probe's GB/s, the fraction of it, and the nominal peak of known GPUs."""
 
 from __future__ import annotations
 
 from normbench.benches._latency.roofline import device_name, nominal_peak
 from normbench.benches._samples import sample_stat
-from normbench.benches._tensors import make_step
 from normbench.norms import get_norm
 
 
@@ -48,11 +47,3 @@ def copy_probe_key(p: dict, threads: int) -> tuple:
         *(p[k] for k in ("samples", "warmup_calls", "min_sample_s", "min_run_s", "placements")),
         threads,
     )
-
-
-def copy_step(x, mode: str, dy=None):
-    """The copy probe's call: identity.copy (x.clone()) on the case's own tensor, in the case's mode. It is
-    timed in the same case, interleaved with the norm (timing.measure_interleaved), by the same timer: same
-    size, device, cache state and machine load. dy: the upstream gradient's values in fwd+bwd (make_step)."""
-    built = get_norm("identity").build("copy", x.shape[-1], eps=0.0, dtype=x.dtype, device=x.device)
-    return make_step(built, x, mode, dy=dy)[0]

@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from normbench.benches._latency.accuracy import measure_accuracy
-from normbench.benches._latency.copy_probe import copy_step
 from normbench.benches._latency.first_call import first_call
-from normbench.benches._tensors import make_step
+from normbench.benches._tensors import copy_step, make_step
 from normbench.core.errors import UnavailableCase
 from normbench.norms import get_norm
 from normbench.timing.process import tensor_bytes
