@@ -179,8 +179,8 @@ def _files(folder: Path) -> dict[str, bytes]:
 def changed_norms(root: Path, tree: Path) -> set[str] | None:
     """The norms whose code differs between head and the base worktree: set() when every file of the norms
     package (and of the repository's plugins) is byte-identical, the names registered by the changed norm
-    modules when only those differ, None (every norm) when a shared file differs (the registry, a private
-    helper, a plugin)."""
+    modules when only those differ, None (every norm) when a shared file differs (one that registers no norm:
+    the registry, the inputs, a private helper; or a plugin)."""
     head_dir = Path(importlib.util.find_spec("normbench.norms").origin).parent
     base_dir = tree / "normbench" / "norms" if (tree / "normbench").is_dir() else head_dir
     head, base = _files(head_dir), _files(base_dir)
@@ -194,8 +194,16 @@ def changed_norms(root: Path, tree: Path) -> set[str] | None:
         return set()
     if any(name.startswith("_") or "/" in name for name in changed):
         return None
-    modules = {f"normbench.norms.{name[:-3]}" for name in changed}
-    return {n.name for n in all_norms().values() if type(n).__module__ in modules} | {
-        name[:-3]
-        for name in changed  # a norm a changed file no longer registers
-    }
+    by_module: dict[str, set[str]] = {}
+    for n in all_norms().values():
+        by_module.setdefault(type(n).__module__, set()).add(n.name)
+    out: set[str] = set()
+    for name in changed:
+        registered = by_module.get(f"normbench.norms.{name[:-3]}")
+        if registered:
+            out |= registered
+        elif name in head:  # a file at head that registers no norm: shared (registry.py, inputs.py, ...)
+            return None
+        else:  # removed at head: the norm it registered at base, by its file's name
+            out.add(name[:-3])
+    return out

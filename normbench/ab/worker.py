@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from normbench.ab.sides import load_base_norms
-from normbench.ab.timing import time_case
+from normbench.ab.timing import time_case, unavailable_everywhere
 from normbench.norms import get_norm
 from normbench.timing.pages import apply_state, chosen_state
 
@@ -42,6 +42,7 @@ def main(plan_path: str, out_path: str) -> int:
                 record["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[
                     :300
                 ]
+                record["unavailable"] = unavailable_everywhere(case, base_norms)  # gate.py: = on both sides
             out.write(json.dumps(record) + "\n")
             out.flush()
     return 0
