@@ -1,9 +1,10 @@
 """Does `normbench ab` gate a shared machine? (a benchmark, not a test; run it on a quiet machine).
 
-In a temporary clone of this checkout it makes three commits on top of the working tree's code and runs
+In a temporary clone of this checkout it makes four commits on top of the working tree's code and runs
 `normbench ab HEAD~1` against each, REPEATS times:
 
-  unchanged   a commit that changes no norm (the README): expected exit 0
+  unchanged   a commit that changes no norm (the README): expected exit 0 (ab times no case)
+  comment     a comment added to rmsnorm.py: the same work, every rmsnorm case timed: expected exit 0
   plant F     rmsnorm's `functional` normalizes F x the rows per call (F = 1.3 and 1.1): expected exit 1 naming
               rmsnorm:functional at 1.3; at 1.1 flagged or inconclusive, never a pass
 
@@ -56,10 +57,14 @@ def clone() -> Path:
 
 
 def commit(repo: Path, what: str, extra: float | None) -> None:
-    """Reset to the working tree's commit, then one commit: README only, or the rmsnorm plant."""
+    """Reset to the working tree's commit, then one commit: README only, a comment in rmsnorm.py (the same
+    work, but every rmsnorm case is timed: an A/A of those cases), or the rmsnorm plant."""
     git(repo, "reset", "-q", "--hard", "ab-gate-base")
     if extra is None:
         (repo / "README.md").write_text((repo / "README.md").read_text() + "\n")
+    elif extra == 0:
+        path = repo / "normbench" / "norms" / "rmsnorm.py"
+        path.write_text(path.read_text() + "\n# the same work\n")
     else:
         path = repo / "normbench" / "norms" / "rmsnorm.py"
         text = path.read_text()
@@ -101,12 +106,12 @@ def main() -> None:
     parser.add_argument("--suite", default="quick")
     parser.add_argument("--busy", action="store_true")
     parser.add_argument("--all-cases", action="store_true")
-    parser.add_argument("--only", choices=("unchanged", "1.3", "1.1"), action="append")
+    parser.add_argument("--only", choices=("unchanged", "comment", "1.3", "1.1"), action="append")
     args = parser.parse_args()
     repo = clone()
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     try:
-        for what, extra in (("unchanged", None), ("1.3", 0.3), ("1.1", 0.1)):
+        for what, extra in (("unchanged", None), ("comment", 0.0), ("1.3", 0.3), ("1.1", 0.1)):
             if args.only and what not in args.only:
                 continue
             commit(repo, f"plant {what}", extra)
@@ -116,9 +121,14 @@ def main() -> None:
                 marks = {}
                 for c in data.get("cases", []):
                     marks[c["mark"]] = marks.get(c["mark"], 0) + 1
+                # no case timed (the unchanged commit changes no norm): the spreads are null in the JSON
+                spread, widest = (
+                    data.get(k) if data.get(k) is not None else float("nan")
+                    for k in ("aa_spread", "max_spread")
+                )
                 print(
                     f"{what} #{i + 1}: exit {code}; + {slower[:4]}{'…' if len(slower) > 4 else ''}; marks {marks}; "
-                    f"A/A spread {data.get('aa_spread', float('nan')):.3f} (widest {data.get('max_spread', float('nan')):.3f}); "
+                    f"A/A spread {spread:.3f} (widest {widest:.3f}); "
                     f"{wall:.0f} s; load {os.getloadavg()[0]:.1f}; busy {args.busy}",
                     flush=True,
                 )
