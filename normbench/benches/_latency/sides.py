@@ -9,6 +9,7 @@ from normbench.benches._samples import case_timer
 from normbench.core.errors import UnavailableCase
 from normbench.norms.inputs import make_input
 from normbench.timing import measure_interleaved
+from normbench.timing.layout import heap_shift
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
 
@@ -36,4 +37,5 @@ def time_sides(case, norms: dict, seed: int, dtypes: dict) -> dict:
     timer = case_timer(p)
     reset_cache_state(p["device"], p["cache"])
     with grad_context():
-        return measure_interleaved(timer, steps, rounds=1 if p["cuda_graph"] else p["samples"], seed=seed)
+        rounds = 1 if p["cuda_graph"] else p["samples"]
+        return measure_interleaved(timer, steps, rounds, seed=seed, relayout=heap_shift(p, seed))
