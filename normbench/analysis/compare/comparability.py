@@ -81,11 +81,33 @@ def numeric_differences(base_env: dict, new_env: dict, allow: set[str]) -> list[
     return differences(base_env, new_env, NUMERIC_FIELDS, allow)
 
 
+# What decides whether two runs' values compare, by any of the rules above.
+POOLED_FIELDS = tuple(dict.fromkeys((*TIMING_FIELDS, *NUMERIC_FIELDS, "cpu_flags")))
+
+
+def pooled_env(envs: list[dict]) -> dict:
+    """One side's environment when it pools several runs: the first run's, with every field that the runs do
+    not share replaced by a value no other environment holds, so that each run of the side, not only the
+    first, is checked against the other side (a run on another CPU makes the side's timings incomparable
+    wherever it is listed)."""
+    out = dict(envs[0])
+    for name in POOLED_FIELDS:
+        values = [_flags(e[name]) if name == "cpu_flags" and e.get(name) else e.get(name) for e in envs]
+        if any(v != values[0] for v in values[1:]):
+            distinct = " / ".join(dict.fromkeys(_short(v) for v in values))
+            out[name] = [f"(runs differ: {distinct})"] if name == "cpu_flags" else f"runs differ: {distinct}"
+    return out
+
+
+def _short(value) -> str:
+    return " ".join(value) if isinstance(value, tuple) else str(value)
+
+
 def busy_cases(frame: pd.DataFrame, env: dict, side: str) -> dict[tuple[str, str], str]:
     """{(run_id, case_id): why} for the cases whose stored load average exceeded the run's core count."""
     cores = env.get("cpu_count") or 0
     load = frame[frame["metric"] == "loadavg_1m"]
-    if not cores or load.empty:
+    if not isinstance(cores, int | float) or not cores or load.empty:  # pooled runs of unlike core counts
         return {}
     over = load[load["value"] > cores]
     return {

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from normbench.analysis.compare.comparability import pooled_env
 from normbench.analysis.compare.frames import CompareOptions, compare_frames
 from normbench.analysis.compare.verdict import (
     comparison_records,
@@ -73,7 +74,11 @@ def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, sa
     _check_distinct(base_runs, new_runs)  # after reading: an old run's refusal says how to upgrade it
     _check_something_in_common(base_frame, new_frame, base_runs[0], new_runs[0])
     result = compare_frames(
-        base_frame, new_frame, _compared_env(base_runs[0]), _compared_env(new_runs[0]), opts.gate
+        base_frame,
+        new_frame,
+        pooled_env([_compared_env(s) for s in base_runs]),
+        pooled_env([_compared_env(s) for s in new_runs]),
+        opts.gate,
     )
     rows, fmt, allowed = result.rows, opts.fmt, opts.allow_incomparable
     verdict = verdict_line(result, allow_incomparable=allowed)
@@ -121,12 +126,12 @@ def _open_runs(base, new, opts: CompareRunsOptions, say):
     if not opts.baseline:
         if base is None or new is None:
             raise NormbenchError("compare needs BASE and NEW run ids, or --baseline [NEW]")
-        base_runs = [RunStore.open(results, r) for r in base.split(",")]
-        new_runs = [RunStore.open(results, r) for r in new.split(",")]
+        base_runs = _open_side(results, base, "BASE")
+        new_runs = _open_side(results, new, "NEW")
         return base_runs, new_runs, base
     if new is not None:
         raise NormbenchError("with --baseline, give only the new run (the baseline is the base)")
-    new_runs = [RunStore.open(results, r) for r in (base or "latest").split(",")]
+    new_runs = _open_side(results, base or "latest", "NEW")
     found = saved.find(
         opts.baselines or saved.BASELINES_DIR,
         new_runs[0].manifest.get("env", {}),
@@ -137,6 +142,21 @@ def _open_runs(base, new, opts: CompareRunsOptions, say):
     where = "" if found.fingerprint == mine else f"; another machine than this run's {mine}"
     say(f"baseline: {found.run_id} (machine {found.fingerprint}, suite {found.suite}{where})")
     return [found.store], new_runs, f"baseline {found.run_id}"
+
+
+def _open_side(results: Path, runs: str, side: str) -> list[RunStore]:
+    """One side's runs, each once: a run listed twice (or an alias naming a listed run) would count its
+    samples twice, and doubled ties move the rank test (a planted slowdown can pass)."""
+    stores = [RunStore.open(results, r) for r in runs.split(",")]
+    seen: dict[str, str] = {}
+    for given, store in zip(runs.split(","), stores, strict=True):
+        if store.run_id in seen:
+            also = "" if given == store.run_id else f" (as {given})"
+            raise NormbenchError(
+                f"{side} {runs}: run {store.run_id} is listed twice{also}; list each run of a side once"
+            )
+        seen[store.run_id] = given
+    return stores
 
 
 def _check_distinct(base_runs, new_runs) -> None:
