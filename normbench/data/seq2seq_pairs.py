@@ -64,13 +64,25 @@ def transform(task: str, x: np.ndarray, lexicon: np.ndarray, adjective: np.ndarr
     raise ValueError(f"task {task!r} is not one of {', '.join(TASKS)}")
 
 
+# The held-out draw keeps what training has not seen; at most this many draws per pair wanted, so that a
+# source space training (nearly) exhausted fails with its reason instead of drawing forever.
+DRAWS_PER_PAIR = 64
+
+
 def _pairs(rng, task, words, min_len, max_len, count, lexicon, adjective, skip=frozenset()):
     """count (source, target) word arrays whose sources are not in `skip`."""
-    out = []
+    out: list = []
+    drawn = 0
     while len(out) < count:
+        if drawn >= DRAWS_PER_PAIR * count:
+            raise ValueError(
+                f"only {len(out)} of {count} held-out sources unseen in training after {drawn} draws "
+                f"(task_words = {words}, lengths {min_len}..{max_len}): raise task_words or max_len"
+            )
         n = count - len(out)
         lengths = min_len + _below(rng, max_len - min_len + 1, n)
         tokens = _below(rng, words, int(lengths.sum()))
+        drawn += n
         for x in np.split(tokens, np.cumsum(lengths)[:-1]):
             if tuple(x) not in skip:
                 out.append((x, transform(task, x, lexicon, adjective)))

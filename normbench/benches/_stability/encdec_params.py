@@ -6,7 +6,7 @@ every decoder-only and masked case keeps its id."""
 from __future__ import annotations
 
 from normbench.core.params import Param
-from normbench.data.seq2seq import TASKS, identity
+from normbench.data.seq2seq import HELD_OUT_PAIRS, TASKS, TRAIN_PAIRS, identity
 
 MODELS = ("lm", "encdec")
 
@@ -59,6 +59,23 @@ def pairs_identity(params) -> str:
     )
 
 
+def held_out_problem(words: int, min_len: int, max_len: int) -> str | None:
+    """Why these lengths and words cannot yield a held-out set (sources never seen in training), or None: with
+    fewer distinct sources than the training and held-out pairs together, the training draw takes (nearly)
+    all of them and the held-out draw has nothing left to find."""
+    need = TRAIN_PAIRS + HELD_OUT_PAIRS
+    sources = 0
+    for length in range(min_len, max_len + 1):
+        sources += words**length
+        if sources >= need:
+            return None
+    return (
+        f"task_words = {words} and lengths {min_len}..{max_len} give {sources} distinct sources, fewer than "
+        f"the {TRAIN_PAIRS} training and {HELD_OUT_PAIRS} held-out pairs: the held-out set (sources unseen in "
+        "training) cannot be drawn; raise task_words or max_len"
+    )
+
+
 def encdec_problems(params, specs, mixes_tokens: bool, norm) -> list[tuple[str, str]]:
     """(key, message) per problem of an encoder-decoder case; `specs` are the bench's parameters."""
     problems = []
@@ -66,6 +83,8 @@ def encdec_problems(params, specs, mixes_tokens: bool, norm) -> list[tuple[str, 
         problems.append(("heads", f"{params['heads']} heads do not divide d={params['d']}"))
     if params["min_len"] > params["max_len"]:
         problems.append(("min_len", f"{params['min_len']} is above max_len = {params['max_len']}"))
+    elif (why := held_out_problem(params["task_words"], params["min_len"], params["max_len"])) is not None:
+        problems.append(("max_len", why))
     for key in LM_ONLY:
         if params[key] != specs[key].default:
             problems.append(
