@@ -89,6 +89,6 @@ def test_a_planted_slowdown_is_a_regression_naming_the_implementation(tmp_path):
     assert marks["abnorm:changed"]["mark"] == "+" and marks["abnorm:changed"]["ratio"] > 3
     assert marks["abnorm:steady"]["mark"] in ("=", "?"), marks["abnorm:steady"]  # never + or -
     assert data["max_spread"] >= data["aa_spread"] >= 1 and data["factor"] == 1.1
-    (stored,) = (tmp_path / "results" / "ab").glob("*.json")  # the result is kept, threshold included
+    (stored,) = (tmp_path / "results" / ".ab").glob("*.json")  # the result is kept, threshold included
     assert json.loads(stored.read_text())["aa_spread"] == data["aa_spread"]
-    assert not (tmp_path / "results" / "ab").parent.joinpath("base").exists()
+    assert not (tmp_path / "results" / ".ab").parent.joinpath("base").exists()

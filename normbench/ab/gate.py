@@ -19,6 +19,8 @@ from statistics import median
 from normbench.ab.timing import STATS
 from normbench.benches import get_bench
 from normbench.core.case import Case
+from normbench.core.children import die_with_parent
+from normbench.core.errors import NormbenchError
 
 
 @dataclass
@@ -120,10 +122,11 @@ def run_workers(cases, *, root: Path, tree: Path | None, opts: ABOptions, say: C
                 env=env,
                 capture_output=True,
                 text=True,
+                preexec_fn=die_with_parent(),  # a SIGKILL of ab ends its worker too
             )
             if done.returncode:
                 tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-                raise RuntimeError(f"ab process {i + 1} ({python}) exited {done.returncode}: {tail}")
+                raise NormbenchError(f"ab process {i + 1} ({python}) exited {done.returncode}: {tail}")
             records = [json.loads(line) for line in out_path.read_text().splitlines() if line.strip()]
             out.append((side, {r["case_id"]: r for r in records}))
     return out

@@ -1,7 +1,9 @@
 """What `normbench ab BASE [SUITE]` does below its options: the suite's cases, the base commit in a
 temporary worktree, k worker processes timing base against head (ab/gate.py), the suite's deterministic
 benches run once at base and once at head and compared by value (as `compare` does), and the result stored
-as JSON under the results folder (`<results>/ab/<id>.json`)."""
+as JSON under the results folder (`<results>/.ab/<time>-<commit>.json`, a folder name no run id can take).
+The environment, the results folder and --base-python are checked before the worktree is made; a signal ends
+the children and removes the worktree (ab/guard.py)."""
 
 from __future__ import annotations
 
@@ -25,10 +27,12 @@ from normbench.ab.gate import (
     run_workers,
     timed_cases,
 )
+from normbench.ab.guard import ab_folder, check_python, stop_on_signal, store_exclusive
 from normbench.ab.sides import (
     ABUnsupported,
     base_worktree,
     changed_norms,
+    check_base,
     check_head,
     git,
     load_base_norms,
@@ -36,11 +40,13 @@ from normbench.ab.sides import (
 )
 from normbench.analysis.rows import describe_case, varying_params
 from normbench.benches import get_bench
+from normbench.core.children import die_with_parent
 from normbench.core.errors import NormbenchError
 from normbench.results.store import RunStore
 from normbench.suite.catalog import resolve
 from normbench.suite.expand import expand, select
 from normbench.suite.load import load_suite
+from normbench.timing.pages import check_pages
 
 
 def run_ab(
@@ -53,9 +59,13 @@ def run_ab(
     deterministic: bool = True,
     all_cases: bool = False,
     say: Callable[[str], None] = print,
+    show: Callable[[ABResult], None] = lambda result: None,
 ) -> ABResult:
-    """all_cases: time every latency and block case, also those whose norms' code is the same at both."""
+    """all_cases: time every latency and block case, also those whose norms' code is the same at both.
+    show(result) prints the verdict before the result is stored (a store that fails loses nothing)."""
     start = time.perf_counter()
+    check_pages(None)  # NORMBENCH_PAGES: every worker reads it
+    folder = ab_folder(results)  # writable, and in no stored run, before any work
     root = repo_root(Path.cwd())
     check_head(root)
     suite_path = resolve(suite_name)
@@ -68,7 +78,11 @@ def run_ab(
     if opts.base_python:
         opts.stat = "min"  # separate processes: only the fastest samples pair up (noise only adds time)
     labels = _labels(timed)
-    with base_worktree(root, base) as (commit, tree):
+    if opts.base_python:
+        check_python(opts.base_python, package_parent())
+    with stop_on_signal(say), base_worktree(root, base) as (commit, tree):
+        if not opts.base_python:
+            check_base(root, tree, base)
         if timed and not opts.base_python:
             try:
                 load_base_norms(root, tree)  # fail here, with the reason, before any process starts
@@ -104,7 +118,8 @@ def run_ab(
         deterministic=records,
         deterministic_exit=det_exit,
     )
-    _store(result, results)
+    show(result)
+    store_exclusive(folder, f"{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{commit[:8]}", result)
     return result
 
 
@@ -142,47 +157,14 @@ def _deterministic(suite_path: Path, cases, tree: Path, opts: ABOptions, say) ->
     only = [arg for k in kinds for arg in ("--only", f"{k} *")]
     say(f"deterministic benches ({', '.join(kinds)}) at base and at head, side by side (values, not times)")
     with tempfile.TemporaryDirectory(prefix="normbench-ab-det-") as tmp:
-        started = {}
-        for side, python, path in (
-            ("base", opts.base_python or sys.executable, tree),
-            ("head", sys.executable, None),
-        ):
-            code = package_parent() if path is None or opts.base_python else str(path)
-            env = {
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")])),
-            }
-            cmd = [
-                python,
-                "-c",
-                "from normbench.cli import main; main()",
-                "run",
-                str(suite_path.resolve()),
-                *only,
-            ]
-            cmd += [
-                "--quiet",
-                "--results",
-                str(Path(tmp) / side),
-                *(["--threads", str(opts.threads)] if opts.threads else []),
-            ]
-            started[side] = subprocess.Popen(
-                cmd,
-                env=env,
-                cwd=path or Path.cwd(),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        stores = {}
-        for side, proc in started.items():
-            _, stderr = proc.communicate()
-            if proc.returncode not in (0, 1):  # 1: a case failed, which compare reports
-                tail = (stderr.strip().splitlines() or ["no output"])[-1]
-                raise NormbenchError(
-                    f"the deterministic benches at {side} did not run (exit {proc.returncode}): {tail}"
-                )
-            stores[side] = RunStore.open(Path(tmp) / side, "latest")
+        started: dict[str, subprocess.Popen] = {}
+        try:
+            stores = _run_sides(started, suite_path, only, tree, opts, tmp)
+        finally:  # a signal or a failed side: no `normbench run` goes on writing into a folder being removed
+            for proc in started.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
         b, n = stores["base"], stores["head"]
         result = compare_frames(
             b.read(),
@@ -194,10 +176,48 @@ def _deterministic(suite_path: Path, cases, tree: Path, opts: ABOptions, say) ->
         return finite(comparison_records(result.rows).to_dict("records")), exit_code(result)
 
 
-def _store(result: ABResult, results: Path) -> Path:
-    folder = results / "ab"
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    path = folder / f"{stamp}-{result.base_commit[:8]}.json"
-    path.write_text(json.dumps(finite(result.to_json()), indent=1, default=str))
-    return path
+def _run_sides(started: dict, suite_path: Path, only: list[str], tree: Path, opts: ABOptions, tmp: str):
+    """`normbench run` of the deterministic cases at base and at head, side by side: {side: its store}.
+    Each process is put in `started` as it starts, for the caller to end."""
+    for side, python, path in (
+        ("base", opts.base_python or sys.executable, tree),
+        ("head", sys.executable, None),
+    ):
+        code = package_parent() if path is None or opts.base_python else str(path)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")])),
+        }
+        cmd = [
+            python,
+            "-c",
+            "from normbench.cli import main; main()",
+            "run",
+            str(suite_path.resolve()),
+            *only,
+        ]
+        cmd += [
+            "--quiet",
+            "--results",
+            str(Path(tmp) / side),
+            *(["--threads", str(opts.threads)] if opts.threads else []),
+        ]
+        started[side] = subprocess.Popen(
+            cmd,
+            env=env,
+            cwd=path or Path.cwd(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=die_with_parent(),
+        )
+    stores = {}
+    for side, proc in started.items():
+        _, stderr = proc.communicate()
+        if proc.returncode not in (0, 1):  # 1: a case failed, which compare reports
+            tail = (stderr.strip().splitlines() or ["no output"])[-1]
+            raise NormbenchError(
+                f"the deterministic benches at {side} did not run (exit {proc.returncode}): {tail}"
+            )
+        stores[side] = RunStore.open(Path(tmp) / side, "latest")
+    return stores

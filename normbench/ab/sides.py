@@ -51,8 +51,8 @@ def base_worktree(root: Path, base: str):
     commit = git("rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", cwd=root)
     where = Path(tempfile.mkdtemp(prefix="normbench-ab-"))
     tree = where / "base"
-    git("worktree", "add", "--detach", "--quiet", str(tree), commit, cwd=root)
-    try:
+    try:  # a signal while git adds it: removed all the same
+        git("worktree", "add", "--detach", "--quiet", str(tree), commit, cwd=root)
         yield commit, tree
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root, capture_output=True)
@@ -137,6 +137,18 @@ def check_head(root: Path) -> None:
         raise NormbenchError(
             f"this checkout ({root}) is normbench, but the normbench running is {running}: install the "
             "checkout (pip install -e .) or run with PYTHONPATH set to it, so that head is the working tree"
+        )
+
+
+def check_base(root: Path, tree: Path, base: str) -> None:
+    """In normbench's own checkout the base must hold normbench: a commit without it would leave the
+    installed (head's) norms on both sides, and head against itself always passes."""
+    if (root / "normbench" / "norms" / "registry.py").is_file() and not (
+        tree / "normbench" / "norms" / "registry.py"
+    ).is_file():
+        raise NormbenchError(
+            f"base {base}: this checkout is normbench, but the commit holds no normbench/norms/registry.py; "
+            "nothing to time head against (give a commit of normbench)"
         )
 
 

@@ -17,9 +17,12 @@ from normbench.ab.run import run_ab
 from normbench.ab.timing import STATS
 from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out, results_option
 from normbench.core.errors import NormbenchError
+from normbench.results.outputs import output_file, write_output_text
+from normbench.runner import StopNow
 
 NAME = "ab"
 PANEL = "Results"
+MAX_PROCESSES = 100  # each process imports torch and times every case: more is a typo, not a plan
 
 
 @cli_errors
@@ -27,7 +30,10 @@ def command(
     base: Annotated[str, typer.Argument(help="The commit, branch or tag to compare the working tree with.")],
     suite: Annotated[str, typer.Argument(help="Suite name or file.")] = "quick",
     processes: Annotated[
-        int, typer.Option("--processes", "-k", min=1, help="Fresh processes (each times every case).")
+        int,
+        typer.Option(
+            "--processes", "-k", min=1, max=MAX_PROCESSES, help="Fresh processes (each times every case)."
+        ),
     ] = 5,
     factor: Annotated[
         float,
@@ -78,21 +84,31 @@ def command(
         raise NormbenchError(f"--factor {factor!r}: a number above 1")
     if fmt == "csv":
         raise NormbenchError("--format csv: ab writes github, plain, md or json")
+    md = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
     opts = ABOptions(factor=factor, processes=processes, stat=stat, threads=threads, base_python=base_python)
-    result = run_ab(
-        base,
-        suite,
-        opts,
-        results=results,
-        only=only,
-        deterministic=deterministic,
-        all_cases=all_cases,
-        say=lambda s: err.print(s, markup=False),
-    )
-    text = render_json(result) if fmt == "json" else render_text(result, str(fmt), everything=show_all)
-    out.print(text, markup=False, end="")
-    if markdown is not None:
-        markdown.write_text(render_text(result, "md", everything=show_all))
+
+    def show(result) -> None:  # before the result is stored: a store that fails loses no verdict
+        text = render_json(result) if fmt == "json" else render_text(result, str(fmt), everything=show_all)
+        out.print(text, markup=False, end="")
+        if md is not None:
+            write_output_text(md, render_text(result, "md", everything=show_all))
+        if exit_code(result):
+            err.print(verdict_line(result), markup=False)
+
+    try:
+        result = run_ab(
+            base,
+            suite,
+            opts,
+            results=results,
+            only=only,
+            deterministic=deterministic,
+            all_cases=all_cases,
+            say=lambda s: err.print(s, markup=False),
+            show=show,
+        )
+    except StopNow as stop:
+        err.print(f"ab stopped by {stop.signal.name}: nothing stored", markup=False)
+        raise typer.Exit(128 + int(stop.signal)) from None
     if code := exit_code(result):
-        err.print(verdict_line(result), markup=False)
         raise typer.Exit(code)
