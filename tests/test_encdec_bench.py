@@ -161,7 +161,9 @@ def test_resume_runs_only_the_missing_case_and_report_shows_both_sides(tmp_path,
 def test_too_few_sources_for_a_held_out_set_are_refused_and_the_draw_is_bounded(words, lengths):
     with pytest.raises(SuiteError) as info:
         parse_suite(suite(task_words=words, min_len=lengths[0], max_len=lengths[1]))
-    assert "bench[0].params.max_len: task_words = " in str(info.value) and "cannot be drawn" in str(info.value)
+    assert "bench[0].params.max_len: task_words = " in str(info.value) and "cannot be drawn" in str(
+        info.value
+    )
     from normbench.data.seq2seq_pairs import generate_pairs
 
     with pytest.raises(ValueError, match="held-out sources unseen in training after"):

@@ -3,6 +3,7 @@ and the summary statistics, and the statistic (median or min) that derived figur
 
 from __future__ import annotations
 
+import math
 from statistics import median
 
 from normbench.timing import timer_for
@@ -29,18 +30,23 @@ def timing_rows(prefix: str, samples) -> list[dict]:
 
 def ratio_rows(prefix: str, ratios: list[float], **labels) -> list[dict]:
     """Paired per-round ratios (timing/paired.py) as rows: one raw row per round (its index in `sample`),
-    then `<prefix>_median` and its 95% interval `<prefix>_lo` / `<prefix>_hi` (order statistics; NaN below
-    6 rounds). `labels` go on every row (the reference a ratio is taken against)."""
+    then `<prefix>_median` and its 95% interval `<prefix>_lo` / `<prefix>_hi` (order statistics; stored
+    null below 6 rounds, where there is no interval: NaN in a stored value means a measurement came out NaN).
+    `labels` go on every row (the reference a ratio is taken against)."""
     rows = [{"metric": prefix, "unit": "ratio", "value": r, "sample": i} for i, r in enumerate(ratios)]
     mid, lo, hi = median_interval(ratios)
     rows += [
         {"metric": f"{prefix}_median", "unit": "ratio", "value": mid},
-        {"metric": f"{prefix}_lo", "unit": "ratio", "value": lo},
-        {"metric": f"{prefix}_hi", "unit": "ratio", "value": hi},
+        {"metric": f"{prefix}_lo", "unit": "ratio", "value": _bound(lo)},
+        {"metric": f"{prefix}_hi", "unit": "ratio", "value": _bound(hi)},
     ]
     for row in rows:
         row.update(labels)
     return rows
+
+
+def _bound(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def case_timer(p: dict):

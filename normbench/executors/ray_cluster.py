@@ -71,9 +71,9 @@ def bound_ray_waits(address: str | None) -> None:
     connect waits (defaults 30 s and 5 s) by NORMBENCH_RAY_TIMEOUT_S, so a port that is no Ray head is given
     up near the limit (measured: 44 s for a 5 s limit without, ~20 s with). A local start keeps Ray's own;
     a value the user set is kept."""
+    seconds = init_timeout()  # read on both paths: a bad value is refused for a local start too
     if not address or "ray" in sys.modules:
         return
-    seconds = init_timeout()
     os.environ.setdefault("RAY_py_gcs_connect_timeout_s", f"{max(1, min(30, round(seconds)))}")
     os.environ.setdefault("RAY_gcs_rpc_server_connect_timeout_s", f"{max(1, min(5, round(seconds)))}")
 
@@ -201,14 +201,24 @@ def _init(ray, address: str | None, jobs: int | None, quiet: dict) -> bool:
     # A local Ray of one node talks over loopback only: without this Ray names the node by the address
     # of the machine's outward interface and connects to itself through it.
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    ray.init(
-        address="local",  # always a new local Ray, never one that RAY_ADDRESS or a running cluster names
-        num_cpus=jobs or os.cpu_count(),
-        resources={NODE_RESOURCE: 1},
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        **quiet,
-    )
+    # a local start is bounded only when NORMBENCH_RAY_TIMEOUT_S is set: a loaded machine may start slowly
+    local = env_setting("NORMBENCH_RAY_TIMEOUT_S") is not None
+    seconds = init_timeout()
+    limit = time_limit(seconds, f"a local Ray did not start within {seconds:g} s (NORMBENCH_RAY_TIMEOUT_S)")
+    try:
+        with limit if local else contextlib.nullcontext():
+            ray.init(
+                address="local",  # always a new local Ray, never one that RAY_ADDRESS or a running cluster names
+                num_cpus=jobs or os.cpu_count(),
+                resources={NODE_RESOURCE: 1},
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                **quiet,
+            )
+    except StartTimeout as exc:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        raise NormbenchError(str(exc)) from None
     return True
 
 

@@ -95,10 +95,24 @@ def check_not_in_a_run(path: Path, option: str, *, allow_outputs: bool = True) -
     )
 
 
+def check_utf8_path(path: Path, option: str) -> None:
+    """A path whose name is not UTF-8 (bytes Python keeps as surrogates) is refused: Arrow opens parts by a
+    UTF-8 name, so every part of a run stored there would read as damaged, and `--resume` would set the
+    good ones aside and rerun them."""
+    try:
+        os.path.abspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise NormbenchError(
+            f"{option} {printable(path)}: the path is not UTF-8; runs are read by UTF-8 names: rename the "
+            "folder or give another"
+        ) from None
+
+
 def check_results_dir(results: Path, *, create: bool) -> Path:
-    """--results must be a folder (created when a run needs it), and a new run is never put inside a
-    stored run's folder."""
+    """--results must be a folder (created when a run needs it) with a UTF-8 path, and a new run is never
+    put inside a stored run's folder."""
     results = Path(results)
+    check_utf8_path(results, "--results")
     if results.exists() and not results.is_dir():
         raise NormbenchError(f"--results {results}: not a folder")
     if create:

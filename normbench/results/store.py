@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from normbench.core.jsondata import json_text
 from normbench.results.files import atomic_write, atomic_write_text
 from normbench.results.manifest import read_manifest
 from normbench.results.naming import list_run_ids, resolve_run_ref
-from normbench.results.paths import check_run_id, slug
+from normbench.results.paths import check_run_id, check_utf8_path, slug
 from normbench.results.scan import scan_parts
 from normbench.results.schema import (
     SCHEMA_VERSION,
@@ -78,6 +79,7 @@ class RunStore:
         results_dir = Path(results_dir)
         if results_dir.exists() and not results_dir.is_dir():
             raise NormbenchError(f"--results {results_dir}: not a folder")
+        check_utf8_path(results_dir, "--results")
         run_id = resolve_run_ref(results_dir, run_id)  # latest, latest:SUITE
         path = results_dir / check_run_id(run_id)
         manifest_path = path / "manifest.json"
@@ -178,22 +180,30 @@ class RunStore:
         parts = sorted(self.parts.glob("*.parquet"))
         if (scanned := scan_parts(parts, self.run_id, columns, planned)) is not None:
             return scanned
-        resume = (
-            f"`normbench run --resume {self.run_id} --results {self.path.parent}` moves it aside, reruns it"
-        )
-        for part, table in zip(parts, _read_parts(parts, resume), strict=True):
+        for part, table in zip(parts, _read_parts(parts, self.remedy), strict=True):
             if (reason := rows_problem(table, part, self.run_id, planned)) is not None:
-                raise NormbenchError(printable(f"{part}: {reason}; {resume}"))
+                raise NormbenchError(printable(f"{part}: {reason}; {self.remedy(part)}"))
             version = table_version(table)  # a damaged value reads as 0: "not a normbench result"
             check_schema_version(version, str(part))
             if (reason := metadata_problem(table, self.run_id)) is not None:  # what resume checks too
-                raise NormbenchError(printable(f"{part}: {reason}; {resume}"))
+                raise NormbenchError(printable(f"{part}: {reason}; {self.remedy(part)}"))
             require_current(version, str(part), self.path)  # an upgrade interrupted before this part
             tables.append(conform(table, columns).replace_schema_metadata(None))
         schema = arrow_schema(columns)
         if not tables:
             return schema.empty_table()
         return pa.concat_tables(tables, promote_options="permissive").replace_schema_metadata(schema.metadata)
+
+    def remedy(self, part: Path) -> str:
+        """The commands that set a bad part aside: `run --resume` (which reruns its case), and for a run that
+        cannot resume (its recorded case ids no longer expand: a run of an older normbench) a plain move
+        into rejected/, after which the run reads without that case."""
+        rejected = shlex.quote(str(self.path / "rejected"))
+        return (
+            f"`normbench run --resume {self.run_id} --results {self.path.parent}` moves it aside, reruns it; "
+            f"if the run cannot resume, `mkdir -p {rejected} && mv {shlex.quote(str(part))} {rejected}/` "
+            "sets it aside"
+        )
 
     def read(self):
         """All rows of this run as one DataFrame (parts are read from disk, never from memory)."""
@@ -217,16 +227,16 @@ def to_frame(table):
     return table.to_pandas(types_mapper=mapping.get, ignore_metadata=True)
 
 
-def _read_parts(parts: list[Path], hint: str):
+def _read_parts(parts: list[Path], hint):
     """The parts' tables in order, a few read at once (Parquet decoding releases the GIL; one small part
     is mostly per-file overhead, which threads overlap). The first bad part in order raises."""
     from concurrent.futures import ThreadPoolExecutor
 
     if len(parts) < 8:
-        yield from (_read_part(p, hint) for p in parts)
+        yield from (_read_part(p, hint(p)) for p in parts)
         return
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        yield from pool.map(lambda p: _read_part(p, hint), parts)
+        yield from pool.map(lambda p: _read_part(p, hint(p)), parts)
 
 
 def _read_part(part: Path, hint: str = ""):
