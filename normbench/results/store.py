@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,7 @@ class RunStore:
         row (metric null) so its status and reason are stored."""
         import pyarrow.parquet as pq
 
+        _refuse_standin()
         base = {
             "run_id": self.run_id,
             "case_id": case.case_id,
@@ -208,6 +210,16 @@ class RunStore:
     def read(self):
         """All rows of this run as one DataFrame (parts are read from disk, never from memory)."""
         return to_frame(self.read_table())
+
+
+def _refuse_standin() -> None:
+    """Rows timed under the tests' CPU stand-in of the CUDA API (it sets torch.cuda.normbench_standin) are no
+    GPU results: they are never stored, so never reported or compared as such."""
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(getattr(torch, "cuda", None), "normbench_standin", False) is True:
+        raise NormbenchError(
+            "a CUDA stand-in is in force (tests/cuda_standin.py): its rows are no GPU results"
+        )
 
 
 def to_frame(table):
