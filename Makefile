@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test timing smoke lint bench bench-compare bench-harness bench-gate bench-ray gpu-check clean selfcheck selfcheck-bench pages-cv pages-rankings machine-speed process-state
+.PHONY: setup test timing smoke lint bench bench-compare bench-harness bench-gate bench-ray gpu-check gpu-coverage clean selfcheck selfcheck-bench pages-cv pages-rankings machine-speed process-state
 
 setup:
 	bash scripts/setup.sh
@@ -60,6 +60,11 @@ bench-gate:
 # On a machine with a GPU: a short GPU suite and the GPU-only tests (exit 2 without CUDA).
 gpu-check:
 	VENV=$(VENV) bash scripts/gpu_check.sh
+
+# The share of the CUDA-only code the CPU stand-in of the CUDA API runs under make test (docs/methodology.md,
+# "GPU check"); exit 1 below 90%.
+gpu-coverage:
+	$(PY) scripts/gpu_coverage.py
 
 # Scale-out benchmark: one suite under the local and the Ray executor, wall times and speedup (idle machine).
 bench-ray:

@@ -174,4 +174,14 @@ def cuda_standin(nvml: bool = True):
         if nvml:
             stack.enter_context(mock.patch.dict(sys.modules, {"pynvml": fake_pynvml()}))
         stack.enter_context(CudaOnCpu())
+        stack.callback(_forget_cuda_buffers)
         yield peak
+
+
+def _forget_cuda_buffers() -> None:
+    """The process keeps one flush buffer per device (timing/cache.py): the stand-in's is a CPU tensor, which
+    a real CUDA timer later in the same process must not find."""
+    from normbench.timing import cache
+
+    for key in [k for k in cache._buffers if k[0] == "cuda"]:
+        del cache._buffers[key]

@@ -124,3 +124,28 @@ def test_rows_made_under_the_stand_in_are_never_stored(tmp_path, tiny_suite, wri
     with cuda_standin(), pytest.raises(NormbenchError, match="CUDA stand-in"):
         store.write_case(case, [{"metric": "time", "unit": "s", "value": 1.0}], "ok", None)
     assert not list(store.parts.glob("*.parquet"))
+
+
+def test_the_environment_records_the_stand_in_as_its_gpu():
+    from normbench.results.env import fingerprint
+
+    with cuda_standin():
+        env = fingerprint()
+    assert env["gpu"] == NAME and env["gpu_count"] == 1 and env["cuda_available"] is True
+    assert env["timer_cuda"].startswith("CUDA events")
+
+
+def test_nvml_finds_a_device_without_pci_ids_by_its_index():
+    import sys
+    import types
+
+    import torch
+
+    from normbench.timing.cuda import read_clocks
+
+    with cuda_standin():
+        bare = types.SimpleNamespace(name=NAME, major=9, minor=0)  # no pci_* attributes (an old torch)
+        torch.cuda.get_device_properties.side_effect = lambda device=None: bare
+        clocks = read_clocks(None)
+        sys.modules["pynvml"].nvmlDeviceGetHandleByIndex.assert_called_once_with(0)
+    assert clocks["sm_clock_mhz"] == 1500.0, clocks

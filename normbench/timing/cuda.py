@@ -169,7 +169,8 @@ def _nvml_handle(pynvml, device):
     if all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
         bus = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"
         return pynvml.nvmlDeviceGetHandleByPciBusId(bus.encode())
-    return pynvml.nvmlDeviceGetHandleByIndex(torch.device(device).index or 0)
+    index = torch.cuda.current_device() if device is None else torch.device(device).index
+    return pynvml.nvmlDeviceGetHandleByIndex(index or 0)
 
 
 def device_info(device=None) -> dict:
