@@ -12,9 +12,16 @@ from normbench.results.schema import SCHEMA_VERSION, arrow_schema
 from normbench.results.verify import schema_metadata_problem
 
 
-def scan_parts(parts: list[Path], run_id: str, columns: dict[str, str], planned: set[str] | None):
-    """The parts' rows as one table with exactly `columns` (in order and type), or None when some part
-    needs the careful per-part read."""
+def scan_parts(
+    parts: list[Path],
+    run_id: str,
+    columns: dict[str, str],
+    planned: set[str] | None,
+    only: list[str] | None = None,
+):
+    """The parts' rows as one table with exactly `columns` (in order and type), or only the columns `only`
+    names of them (a projection: the other columns are never decoded), or None when some part needs the
+    careful per-part read."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -23,7 +30,11 @@ def scan_parts(parts: list[Path], run_id: str, columns: dict[str, str], planned:
 
     schema = arrow_schema(columns)
     if not parts:
-        return schema.empty_table()
+        return (
+            schema.empty_table()
+            if only is None
+            else arrow_schema({c: columns[c] for c in only}).empty_table()
+        )
     counts = []
     for part in parts:
         if planned is not None and part.stem not in planned:
@@ -51,7 +62,8 @@ def scan_parts(parts: list[Path], run_id: str, columns: dict[str, str], planned:
         default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)
     )
     try:
-        table = ds.dataset([str(p) for p in parts], schema=schema, format=checked).to_table()
+        read = None if only is None else list(dict.fromkeys(["case_id", "run_id", *only]))
+        table = ds.dataset([str(p) for p in parts], schema=schema, format=checked).to_table(columns=read)
     except Exception:
         return None
     if table.num_rows != sum(counts):
@@ -62,4 +74,6 @@ def scan_parts(parts: list[Path], run_id: str, columns: dict[str, str], planned:
     same_run = pc.all(pc.fill_null(pc.equal(table.column("run_id"), run_id), False)).as_py()
     if not (same_case and same_run):
         return None
+    if only is not None:
+        table = table.select(only)
     return table.replace_schema_metadata(schema.metadata)

@@ -169,18 +169,20 @@ class RunStore:
         self.require_current()
         return self.manifest["columns"]
 
-    def read_table(self):
+    def read_table(self, only: tuple[str, ...] | list[str] | None = None):
         """All rows of this run as one Arrow table with the run's columns (parts read from disk). A part
         that is unreadable, foreign (not a planned case, or rows of another run or case) is refused by name
         with the command that moves it aside and reruns it. A healthy run is read in one dataset scan
-        (results/scan.py); the parts one by one only when the scan finds something to name."""
+        (results/scan.py); the parts one by one only when the scan finds something to name. `only`: just
+        these columns (those the run declares), every part still checked whole."""
         import pyarrow as pa
 
         columns = self.columns
         tables = []
         planned = self.planned_case_ids()
         parts = sorted(self.parts.glob("*.parquet"))
-        if (scanned := scan_parts(parts, self.run_id, columns, planned)) is not None:
+        wanted = None if only is None else [c for c in dict.fromkeys(only) if c in columns]
+        if (scanned := scan_parts(parts, self.run_id, columns, planned, wanted)) is not None:
             return scanned
         for part, table in zip(parts, _read_parts(parts, self.remedy), strict=True):
             if (reason := rows_problem(table, part, self.run_id, planned)) is not None:
@@ -192,6 +194,9 @@ class RunStore:
             require_current(version, str(part), self.path)  # an upgrade interrupted before this part
             tables.append(conform(table, columns).replace_schema_metadata(None))
         schema = arrow_schema(columns)
+        if wanted is not None:
+            schema = arrow_schema({c: columns[c] for c in wanted})
+            tables = [t.select(wanted) for t in tables]
         if not tables:
             return schema.empty_table()
         return pa.concat_tables(tables, promote_options="permissive").replace_schema_metadata(schema.metadata)
@@ -271,9 +276,10 @@ def read_runs(results_dir: Path, run_ids: list[str]):
     return read_stores([RunStore.open(results_dir, r) for r in run_ids or ["latest"]])
 
 
-def read_stores(stores: list[RunStore]):
-    """The rows of opened runs as one DataFrame, and their manifests (see read_runs)."""
+def read_stores(stores: list[RunStore], only: tuple[str, ...] | list[str] | None = None):
+    """The rows of opened runs as one DataFrame, and their manifests (see read_runs); `only`: just these
+    columns."""
     import pyarrow as pa
 
-    tables = [s.read_table() for s in stores]
+    tables = [s.read_table(only) for s in stores]
     return to_frame(pa.concat_tables(tables, promote_options="permissive")), [s.manifest for s in stores]

@@ -1,0 +1,22 @@
+"""A run read for some of its columns (compare's projection) holds exactly those columns and the same rows as
+the whole read, by the one-scan path and by the careful per-part path alike."""
+
+from __future__ import annotations
+
+from _compare_support import store_run
+
+from normbench.analysis.compare.runs import COMPARE_COLUMNS
+from normbench.results.store import read_stores
+
+
+def test_a_projection_has_the_columns_asked_and_the_rows_of_the_whole_read(tmp_path, monkeypatch):
+    store = store_run(tmp_path, "20260101-a", latency={"i0": 1e-4})
+    whole = store.read_table()
+    only = [*dict.fromkeys(c for c in COMPARE_COLUMNS if c in whole.column_names), "not_a_column"]
+    projected = store.read_table(only)
+    assert projected.column_names == only[:-1] and "tokens" in whole.column_names
+    assert projected.equals(whole.select(only[:-1]))
+    monkeypatch.setattr("normbench.results.store.scan_parts", lambda *a, **k: None)  # the per-part path
+    assert store.read_table(only).equals(projected)
+    frame, _ = read_stores([store], only)
+    assert list(frame.columns) == only[:-1] and len(frame) == whole.num_rows
