@@ -7,7 +7,8 @@ machine slows both alike. A benchmark, not a test; the 1-minute load average is 
         --tree new=. --rounds 2
 
 Each command is a fresh `python -m normbench` (`load`: `python -c "normbench.load(...)"`), its start-up
-included; a command's exit code is printed beside its time (compare's 0, 1 and 3 are answers, not errors)."""
+included, and its peak resident memory (the process's own, from wait4); a command's exit code is printed
+beside its time (compare's 0, 1 and 3 are answers, not errors)."""
 
 from __future__ import annotations
 
@@ -31,14 +32,20 @@ def commands(results: str, base: str, copy: str, out: Path) -> dict[str, list[st
     }
 
 
-def timed(cmd: list[str], tree: Path) -> tuple[float, int]:
+def timed(cmd: list[str], tree: Path) -> tuple[float, int, float]:
+    """(wall seconds, exit code, peak resident memory in MB: the child's own, from wait4's rusage)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    took = time.perf_counter() - start
-    if done.returncode not in (0, 1, 3):
-        print(f"  {tree}: {' '.join(cmd[2:5])}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
-    return took, done.returncode
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        took = time.perf_counter() - start
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    if code not in (0, 1, 3):
+        print(f"  {tree}: {' '.join(cmd[2:5])}: exit {code}: {stderr.strip()[-300:]}")
+    return took, code, usage.ru_maxrss / 1024  # Linux: KiB
 
 
 def main() -> None:
@@ -56,21 +63,24 @@ def main() -> None:
         names = args.only or list(cmds)
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         times: dict[tuple[str, str], list[float]] = {}
+        peaks: dict[tuple[str, str], list[float]] = {}
         for r in range(args.rounds):
             for name in names:
                 order = list(trees.items()) if r % 2 == 0 else list(trees.items())[::-1]
                 for tree_name, path in order:
-                    took, code = timed(cmds[name], Path(path).resolve())
+                    took, code, peak = timed(cmds[name], Path(path).resolve())
                     times.setdefault((name, tree_name), []).append(took)
+                    peaks.setdefault((name, tree_name), []).append(peak)
                     load = os.getloadavg()[0]
                     print(
-                        f"round {r + 1} {name:<8} {tree_name:<6} {took:7.1f} s  exit {code}  load {load:.2f}"
+                        f"round {r + 1} {name:<8} {tree_name:<6} {took:7.1f} s  peak {peak:6.0f} MB  "
+                        f"exit {code}  load {load:.2f}"
                     )
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for name in names:
             cells = "  ".join(
                 f"{t}: median {statistics.median(times[(name, t)]):.1f} s "
-                f"({', '.join(f'{x:.1f}' for x in times[(name, t)])})"
+                f"({', '.join(f'{x:.1f}' for x in times[(name, t)])}), peak {max(peaks[(name, t)]):.0f} MB"
                 for t in trees
             )
             print(f"{name:<8} {cells}")
