@@ -20,3 +20,14 @@ def test_a_projection_has_the_columns_asked_and_the_rows_of_the_whole_read(tmp_p
     assert store.read_table(only).equals(projected)
     frame, _ = read_stores([store], only)
     assert list(frame.columns) == only[:-1] and len(frame) == whole.num_rows
+
+
+def test_load_reads_the_columns_and_metrics_asked(tmp_path):
+    import normbench
+
+    store_run(tmp_path, "20260101-a", latency={"i0": 1e-4, "i1": 2e-4})
+    whole = normbench.load("20260101-a", results=tmp_path)
+    some = normbench.load("20260101-a", results=tmp_path, columns=["case_id", "value"], metrics=["time"])
+    assert list(some.columns) == ["case_id", "value"]
+    assert len(some) == (whole["metric"] == "time").sum() == 24
+    assert sorted(some["value"]) == sorted(whole.loc[whole["metric"] == "time", "value"])

@@ -276,10 +276,14 @@ def read_runs(results_dir: Path, run_ids: list[str]):
     return read_stores([RunStore.open(results_dir, r) for r in run_ids or ["latest"]])
 
 
-def read_stores(stores: list[RunStore], only: tuple[str, ...] | list[str] | None = None):
+def read_stores(stores: list[RunStore], only: tuple[str, ...] | list[str] | None = None, metrics=None):
     """The rows of opened runs as one DataFrame, and their manifests (see read_runs); `only`: just these
-    columns."""
+    columns; `metrics`: just the rows of these metrics (filtered in Arrow, before pandas holds them)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     tables = [s.read_table(only) for s in stores]
+    if metrics is not None:
+        wanted = pa.array(list(metrics), pa.string())
+        tables = [t.filter(pc.fill_null(pc.is_in(t["metric"], value_set=wanted), False)) for t in tables]
     return to_frame(pa.concat_tables(tables, promote_options="permissive")), [s.manifest for s in stores]
