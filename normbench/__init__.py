@@ -21,8 +21,7 @@ def load(runs="latest", results=None, *, columns=None, metrics=None):
     results: the results directory of run ids (default: $NORMBENCH_RESULTS, else "results"; empty is unset).
     One row per measured value (metric, unit, value), the case's parameters as columns (integers Int64,
     booleans boolean, <NA> where another bench kind lacks one). Example: README.md, `normbench.load`.
-    columns: only these columns (the others are never decoded: a wide run reads in a fraction of the time
-        and memory). metrics: only the rows of these metrics."""
+    columns, metrics: only these columns and these metrics' rows (the rest is never turned into pandas)."""
     refs = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
     folder = Path(results) if results is not None else results_default()
     only = None if columns is None else list(columns) + (["metric"] if metrics is not None else [])
