@@ -216,3 +216,16 @@ def test_a_cancelled_ab_leaves_no_worker_and_no_worktree(repo, tmp_path, sig):
     if sig == signal.SIGTERM:  # SIGKILL runs no cleanup: `git worktree prune` finds it gone later
         assert _worktrees(repo) == 1 and "Traceback" not in stderr, stderr
         assert not list((tmp_path / "results").rglob("*.json"))
+
+
+@pytest.mark.slow  # one worker process importing torch
+def test_the_verdict_is_printed_before_the_result_is_stored(cli, repo, monkeypatch):
+    def full_disk(folder, stem, result):
+        raise NormbenchError(f"cannot store the result in {folder}: No space left on device")
+
+    monkeypatch.setattr("normbench.ab.run.store_exclusive", full_disk)
+    monkeypatch.chdir(repo)
+    args = ["ab", "HEAD~1", "plain.toml", "-k", "1", "--threads", "1", "--all-cases", "--no-deterministic"]
+    done = cli(*args, "--format", "json", "--results", repo.parent / "results")
+    assert done.exit_code == 2 and "No space left on device" in done.stderr, done.stderr
+    assert json.loads(done.stdout)["verdict"].startswith(("PASS", "INCONCLUSIVE", "REGRESSION"))
