@@ -56,6 +56,17 @@ def command(
             help="Also run and compare the suite's deterministic benches.",
         ),
     ] = True,
+    second_look: Annotated[
+        bool,
+        typer.Option(
+            "--second-look/--no-second-look",
+            help="Time the cases k processes left inconclusive in k more (once) before answering 3.",
+        ),
+    ] = True,
+    bisect: Annotated[
+        bool,
+        typer.Option("--bisect", help="Exit 125 instead of 3 when inconclusive (git bisect run skips it)."),
+    ] = False,
     show_all: Annotated[bool, typer.Option("--all", help="List unchanged cases too.")] = False,
     all_cases: Annotated[
         bool,
@@ -78,7 +89,14 @@ def command(
         raise NormbenchError(f"--factor {factor!r}: a number above 1")
     if fmt == "csv":
         raise NormbenchError("--format csv: ab writes github, plain, md or json")
-    opts = ABOptions(factor=factor, processes=processes, stat=stat, threads=threads, base_python=base_python)
+    opts = ABOptions(
+        factor=factor,
+        processes=processes,
+        stat=stat,
+        threads=threads,
+        base_python=base_python,
+        second_look=second_look,
+    )
     result = run_ab(
         base,
         suite,
@@ -95,4 +113,7 @@ def command(
         markdown.write_text(render_text(result, "md", everything=show_all))
     if code := exit_code(result):
         err.print(verdict_line(result), markup=False)
-        raise typer.Exit(code)
+        raise typer.Exit(BISECT_SKIP if bisect and code == 3 else code)
+
+
+BISECT_SKIP = 125  # `git bisect run`: this commit cannot be tested; neither good nor bad
