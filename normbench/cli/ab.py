@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from normbench.ab.comment import render_comment
 from normbench.ab.gate import ABOptions, exit_code
 from normbench.ab.report import render_json, render_text, verdict_line
 from normbench.ab.run import run_ab
@@ -79,7 +80,10 @@ def command(
     ] = "github",
     markdown: Annotated[
         Path | None,
-        typer.Option("--markdown", help="Also write the markdown report here (for $GITHUB_STEP_SUMMARY)."),
+        typer.Option(
+            "--markdown",
+            help="Also write the markdown (a pull-request comment, as --format md) here.",
+        ),
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
@@ -107,10 +111,15 @@ def command(
         all_cases=all_cases,
         say=lambda s: err.print(s, markup=False),
     )
-    text = render_json(result) if fmt == "json" else render_text(result, str(fmt), everything=show_all)
+    if fmt == "json":
+        text = render_json(result)
+    elif fmt == "md":
+        text = render_comment(result)
+    else:
+        text = render_text(result, str(fmt), everything=show_all)
     out.print(text, markup=False, end="")
     if markdown is not None:
-        markdown.write_text(render_text(result, "md", everything=show_all))
+        markdown.write_text(render_comment(result))
     if code := exit_code(result):
         err.print(verdict_line(result), markup=False)
         raise typer.Exit(BISECT_SKIP if bisect and code == 3 else code)

@@ -103,6 +103,13 @@ def command(
             help="Also gate absolute times (seconds; same machine, unloaded), beside the paired ratios.",
         ),
     ] = False,
+    deterministic_only: Annotated[
+        bool,
+        typer.Option(
+            "--deterministic-only",
+            help="Gate only what holds across CI jobs: deterministic metrics and statuses, no timing.",
+        ),
+    ] = False,
     fmt: Annotated[
         CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
@@ -127,6 +134,7 @@ def command(
         baseline=baseline,
         baselines=baselines,
         any_machine=any_machine,
+        deterministic_only=deterministic_only,
     )
     answer = compare_runs(base, new, opts, say)
     emit(answer.text)

@@ -43,6 +43,7 @@ class CompareRunsOptions:
     baseline: bool = False  # the base is the new run's saved baseline
     baselines: Path | None = None
     any_machine: bool = False
+    deterministic_only: bool = False  # gate no timing metric: what holds across CI jobs
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
@@ -53,7 +54,10 @@ class CompareRunsOptions:
             allow_env=self.allow_env,
             allow_load=self.allow_load,
             absolute=self.absolute,
+            deterministic_only=self.deterministic_only,
         )
+        if self.deterministic_only and self.absolute:
+            raise NormbenchError("--deterministic-only gates no time: drop --absolute")
 
 
 @dataclass
