@@ -47,7 +47,8 @@ def test_the_workflow_steps_gate_on_stored_runs(tmp_path):
     assert same.returncode == 0, same.stdout + same.stderr
     assert same.stdout.startswith("PASS: no regression (exit 0)") and "::error" not in same.stdout
     summary = (tmp_path / "summary.md").read_text()
-    assert summary.startswith("PASS: no regression") and "| rel_err " in summary  # a markdown table
+    assert "### normbench compare: pass" in summary and "> [!TIP]" in summary  # the comment layout
+    assert "| rel_err " not in summary  # unchanged rows stay out of the summary
 
     store_run(results, "20260103-worse", rel_err={("rmsnorm", 0.0): [1e-9, 1e-9]})
     worse = _gate(tmp_path, "compare", "20260103-worse")

@@ -114,9 +114,19 @@ def command(
         CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
     ] = "github",
+    markdown: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            help="Also write the comparison as markdown (a pull-request comment or job summary) here.",
+        ),
+    ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.compare import CompareRunsOptions, compare_runs
+    from normbench.results.outputs import output_file, write_output_text
+
+    md_out = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
 
     def say(line: str) -> None:
         err.print(line, markup=False)
@@ -138,6 +148,8 @@ def command(
     )
     answer = compare_runs(base, new, opts, say)
     emit(answer.text)
+    if md_out is not None:
+        write_output_text(md_out, answer.markdown)
     for line in answer.notes:
         say(line)
     if answer.exit_code:

@@ -23,16 +23,18 @@ def cell(text) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def table(headers: list[str], rows: list[list], right: set[int] = frozenset(), *, wide: int = 1) -> str:
-    """A GFM table; columns in `right` align right. A row longer than ROW_CHARS has its column `wide`
+def table(headers: list[str], rows: list[list], right: set[int] = frozenset()) -> str:
+    """A GFM table; columns in `right` align right. A row longer than ROW_CHARS has its longest cells
     shortened to fit, from the end, with "…". Rows past MAX_ROWS are counted under the table."""
     shown = rows[:MAX_ROWS]
     align = ["--:" if i in right else ":--" for i in range(len(headers))]
     lines = [_row(headers), _row(align)]
     for r in shown:
         cells = [cell(c) for c in r]
-        over = len(_row(cells)) - ROW_CHARS
-        if over > 0:
+        while (over := len(_row(cells)) - ROW_CHARS) > 0:
+            wide = max(range(len(cells)), key=lambda i: len(cells[i]))
+            if len(cells[wide]) <= 2:
+                break
             keep = max(1, len(cells[wide]) - over - 1)
             cells[wide] = cells[wide][:keep].rstrip("\\") + "…"
         lines.append(_row(cells))
