@@ -182,6 +182,19 @@ def judge(
     return (out, *spread_summary(out))
 
 
+def judge_with_second_look(cases, labels, runs, opts: ABOptions, retime) -> tuple[list[ABCase], int]:
+    """judge(), then the second look: the cases left ? are timed again by `retime(cases)` (k more processes:
+    run_workers) and judged on all 2k, once. Returns the rows and how many cases were looked at again."""
+    rows, _, _ = judge(cases, labels, runs, opts)
+    unsure = [c for c, row in zip(cases, rows, strict=True) if row.mark == "?"]
+    if not unsure or not opts.second_look:
+        return rows, 0
+    more = retime(unsure)
+    again = judge(unsure, labels, runs + more, opts)[0]
+    by_id = {r.case_id: r for r in again}
+    return [by_id.get(r.case_id, r) for r in rows], len(unsure)
+
+
 def spread_summary(rows: list[ABCase]) -> tuple[float, float]:
     """The job's A/A spread (the median S over the timed cases) and the largest; NaN when none was timed."""
     spreads = sorted(r.spread for r in rows if r.spread == r.spread)

@@ -41,7 +41,9 @@ def verdict_line(result: ABResult) -> str:
     if code == 3:
         why = f"{count['?']} inconclusive, {count['x']} not compared" if result.cases else "no case timed"
         return f"INCONCLUSIVE: {why} of {n} ({noise}){det}"
-    return f"PASS: {n} cases within ×{result.factor:g} of {result.base} ({noise})"
+    same = sum(1 for c in result.cases if c.note == SAME_CODE)
+    apart = f"; {same} more not timed: their norm code did not change" if same else ""
+    return f"PASS: {n - same} timed cases within ×{result.factor:g} of {result.base}{apart} ({noise})"
 
 
 def _verdict_word(code: int) -> str:
@@ -80,7 +82,7 @@ def rows(result: ABResult, *, everything: bool = False) -> list[dict]:
             "note": c.note,
         }
         for c in cases
-        if everything or c.mark != "="
+        if (everything or c.mark != "=") and c.note != SAME_CODE  # those not timed: a line of their own
     ]
 
 
@@ -92,6 +94,11 @@ def render_text(result: ABResult, fmt: str, *, everything: bool = False) -> str:
     if table:
         style = "github" if fmt in ("github", "md") else "plain"
         lines += ["", tabulate(table, headers="keys", tablefmt=style)]
+    same = [c for c in result.cases if c.note == SAME_CODE]
+    if same:
+        lines += ["", f"Not timed, the same norm code at base and head: {len(same)} cases"]
+        if everything:
+            lines += [f"  = {c.kind} {c.case}" for c in same]
     failed = [r for r in result.deterministic if r.get("mark") in ("+", "!", "x")]
     if failed:
         lines += ["", "Deterministic benches (compared by value, base run vs head run):"]

@@ -21,7 +21,7 @@ from normbench.ab.gate import (
     ABOptions,
     ABResult,
     finite,
-    judge,
+    judge_with_second_look,
     package_parent,
     run_workers,
     spread_summary,
@@ -90,17 +90,14 @@ def run_ab(
         where = None if opts.base_python else tree
         progress = _progress(say, start, opts.processes)
         runs = run_workers(to_time, root=root, tree=where, opts=opts, say=progress) if to_time else []
-        rows, _, _ = judge(to_time, labels, runs, opts)
-        unsure = [c for c, row in zip(to_time, rows, strict=True) if row.mark == "?"]
-        if unsure and opts.second_look:
+
+        def retime(unsure):
             say(f"second look: {len(unsure)} inconclusive cases timed in {opts.processes} more processes")
-            more = run_workers(
+            return run_workers(
                 unsure, root=root, tree=where, opts=opts, say=_progress(say, start, opts.processes)
             )
-            again = dict(
-                zip([c.case_id for c in unsure], judge(unsure, labels, runs + more, opts)[0], strict=True)
-            )
-            rows = [again.get(r.case_id, r) for r in rows]
+
+        rows, looked = judge_with_second_look(to_time, labels, runs, opts, retime)
     spread, widest = spread_summary(rows)
     rows += [ABCase(c.case_id, c.kind, labels[c.case_id], mark="=", note=SAME_CODE) for c in same]
     for row, c in zip(rows, to_time + same, strict=True):
@@ -113,7 +110,7 @@ def run_ab(
         factor=opts.factor,
         stat=opts.stat,
         processes=opts.processes,
-        second_look=len(unsure) if opts.second_look and to_time else 0,
+        second_look=looked,
         aa_spread=spread,
         max_spread=widest,
         cases=rows,
