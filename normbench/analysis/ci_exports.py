@@ -7,10 +7,13 @@ code"."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 
+from normbench.analysis.rows import describe_case
+from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError
 
 STATS = ("median", "p20", "p80", "iqr")  # the timing rows read, time_<stat>, in seconds
@@ -102,10 +105,6 @@ def timings(frame, manifests: list[dict]) -> Exported:
 
 def _name(rows, kind: str) -> str | None:
     """ "<bench> <norm:impl> <parameters unlike the bench's defaults>", as a summary names a case alone."""
-    import json
-
-    from normbench.analysis.rows import describe_case
-    from normbench.benches import all_benches
 
     bench = all_benches().get(kind)
     first = rows.iloc[0]

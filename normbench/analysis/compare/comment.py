@@ -8,6 +8,7 @@ from normbench.analysis.compare.frames import MARKS
 from normbench.analysis.compare.verdict import counts
 from normbench.analysis.rows import CompareRow
 from normbench.core.comment import callout, details, fit, table
+from normbench.core.tables import format_seconds
 
 MARKER = "<!-- normbench-compare -->"
 TITLE = {0: "pass", 1: "regression", 3: "inconclusive"}
@@ -38,8 +39,6 @@ def render_compare_comment(
 
 
 def _rows(rows: list[CompareRow]) -> str:
-    from normbench.core.tables import format_seconds
-
     def value(v, unit):
         if v is None or v != v:
             return "—"
