@@ -23,6 +23,7 @@ from normbench.cli._common import (
     err,
     results_option,
 )
+from normbench.results.outputs import output_file, write_output_text
 
 NAME = "compare"
 PANEL = "Results"
@@ -124,7 +125,6 @@ def command(
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.compare import CompareRunsOptions, compare_runs
-    from normbench.results.outputs import output_file, write_output_text
 
     md_out = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
 
