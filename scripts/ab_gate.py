@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -117,7 +118,16 @@ def main() -> None:
     repo = clone()
     if args.time_quick:
         start = time.perf_counter()
-        cmd = [sys.executable, "-m", "normbench", "run", "quick", "--quiet", "--results", str(repo / "quick")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "normbench",
+            "run",
+            "quick",
+            "--quiet",
+            "--results",
+            str(repo.parent / "quick-results"),
+        ]
         subprocess.run(cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True)
         print(
             f"one quick run: {time.perf_counter() - start:.0f} s; load {os.getloadavg()[0]:.1f}", flush=True
@@ -148,12 +158,14 @@ def main() -> None:
                     f"? {unsure[:4]}{'…' if len(unsure) > 4 else ''}; marks {marks}; "
                     f"second look {data.get('second_look')}; "
                     f"A/A spread {spread:.3f} (widest {widest:.3f}); "
-                    f"{wall:.0f} s; load {os.getloadavg()[0]:.1f}; busy {args.busy}",
+                    f"{wall:.0f} s; load {os.getloadavg()[0]:.1f}; busy {args.busy}"
+                    + (f"; {data['error'].strip()}" if "error" in data else ""),
                     flush=True,
                 )
     finally:
         for spinner in spinners:
             spinner.kill()
+        shutil.rmtree(repo.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -75,6 +76,7 @@ def main() -> None:
     finally:
         for spinner in spinners:
             spinner.kill()
+        shutil.rmtree(repo.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
