@@ -1,9 +1,11 @@
 """Re-score stored `normbench ab` results offline: every timed case's marks under two A/A spreads, from the
 per-process ratios each result keeps (its first K processes, before any second look):
 
-  variance   the spread ab used first: the pooled standard deviation of the log ratios (one outlier process
-             inflates it)
-  mad        ab's spread now (ab/gate.py::case_spread): the pooled MAD scale (core/robust.py)
+  variance   the spread ab used first: Z = 2 times the standard error from the pooled standard deviation of
+             the log ratios (one outlier process inflates it)
+  mad-z2     the same with the pooled MAD scale in place of the standard deviation (Z still 2)
+  mad        ab's spread now (ab/spread.py::case_spread): the pooled MAD scale times c_k, simulated so that
+             the interval covers 95% for normal log ratios (c_5 ≈ 3.0, c_10 ≈ 2.2)
 
 Prints one line per result (the + and ? cases under each) and the totals; docs/ci.md reports them.
 
@@ -18,7 +20,11 @@ import math
 from pathlib import Path
 from statistics import median
 
-from normbench.ab.gate import Z, _mark, case_spread
+from normbench.ab.gate import _mark
+from normbench.ab.spread import case_spread
+from normbench.core.robust import median_standard_error
+
+Z = 2.0  # the z both older rules used
 
 
 def variance_spread(ab: list[float], aa: list[float]) -> float:
@@ -36,19 +42,35 @@ def variance_spread(ab: list[float], aa: list[float]) -> float:
     return math.exp(max(Z * se, abs(math.log(median(aa)))))
 
 
+def mad_z2_spread(ab: list[float], aa: list[float]) -> float:
+    if len(ab) < 2 or len(aa) < 2:
+        return math.inf
+    se = math.sqrt(
+        (
+            median_standard_error([math.log(v) for v in ab]) ** 2
+            + median_standard_error([math.log(v) for v in aa]) ** 2
+        )
+        / 2
+    )
+    return math.exp(max(Z * se, abs(math.log(median(aa)))))
+
+
 def rescore(data: dict, factor: float, k: int) -> dict[str, dict[str, list[str]]]:
-    out = {"variance": {"+": [], "?": []}, "mad": {"+": [], "?": []}}
+    out = {name: {"+": [], "?": []} for name in RULES}
     for c in data.get("cases", []):
         per = c.get("per_process") or {}
         ab, aa = (per.get(data.get("stat", "paired")) or [])[:k], (per.get("aa") or [])[:k]
         if not ab:
             continue
         ratio = median(ab)
-        for name, spread in (("variance", variance_spread), ("mad", case_spread)):
+        for name, spread in RULES.items():
             mark = _mark(ratio, spread(ab, aa), factor)
             if mark in "+?":
                 out[name][mark].append(f"{c['kind']} {c['case']}")
     return out
+
+
+RULES = {"variance": variance_spread, "mad-z2": mad_z2_spread, "mad": case_spread}
 
 
 def main() -> None:
@@ -59,7 +81,7 @@ def main() -> None:
     parser.add_argument("--factor", type=float, default=1.1)
     parser.add_argument("--k", type=int, default=5, help="processes of the first look")
     args = parser.parse_args()
-    totals = {"variance": {"+": 0, "?": 0, "clean": 0}, "mad": {"+": 0, "?": 0, "clean": 0}}
+    totals = {name: {"+": 0, "?": 0, "clean": 0} for name in RULES}
     for path in args.results:
         data = json.loads(path.read_text())
         got = rescore(data, args.factor, args.k)

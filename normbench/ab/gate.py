@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import median
 
+from normbench.ab.spread import case_spread
 from normbench.ab.timing import STATS
 from normbench.benches import get_bench
 from normbench.core.case import Case
-from normbench.core.robust import median_standard_error
 
 
 @dataclass
@@ -152,8 +152,6 @@ def _sides(opts: ABOptions) -> list[tuple[str, str]]:
 
 SAME_CODE = "the same norm code at base and head: not timed"
 
-Z = 2.0  # the per-case interval: ratio ×/÷ exp(Z · standard error of the median over the processes)
-
 
 def judge(
     cases: list[Case], labels: dict[str, str], runs, opts: ABOptions
@@ -199,20 +197,6 @@ def spread_summary(rows: list[ABCase]) -> tuple[float, float]:
     """The job's A/A spread (the median S over the timed cases) and the largest; NaN when none was timed."""
     spreads = sorted(r.spread for r in rows if r.spread == r.spread)
     return (median(spreads), spreads[-1]) if spreads else (math.nan, math.nan)
-
-
-def case_spread(ab: list[float], aa: list[float]) -> float:
-    """S >= 1: the standard error of a median of k from the pooled robust scale of log(head/base) and
-    log(head'/head) over the processes (core/robust.py: √(π/2) · MAD scale / √k, so one outlier process moves
-    neither); S = exp(Z · that), or the A/A's own offset if that is larger (two builds of the same code that
-    differ are this case's bias, not noise that averages out). Why MAD, not the variance: docs/ci.md."""
-    if len(ab) < 2 or len(aa) < 2:
-        return math.inf
-    se_ab = median_standard_error([math.log(v) for v in ab])
-    se_aa = median_standard_error([math.log(v) for v in aa])
-    se = math.sqrt((se_ab**2 + se_aa**2) / 2)
-    offset = abs(math.log(median(aa)))
-    return math.exp(max(Z * se, offset))
 
 
 def _mark(ratio: float, spread: float, factor: float) -> str:
