@@ -1,8 +1,8 @@
 """Gate timings on base vs head in one job: every latency and block case of SUITE (default quick) timed
 impl@BASE against impl@head (the working tree) in paired, shuffled rounds in one process, in k fresh
 processes; an A/A in the same rounds sets this job's noise threshold. Deterministic benches run once on
-each side and compare by value. Exit codes: 0 pass, 1 regression, 3 inconclusive, 2 bad input. See
-docs/ci.md."""
+each side and compare by value. Exit codes: 0 pass, 1 regression, 3 inconclusive (125 with --bisect), 2 bad
+input. --format md: a pull-request comment. See docs/ci.md."""
 
 from __future__ import annotations
 
