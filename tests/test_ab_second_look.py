@@ -99,3 +99,16 @@ def test_the_comment_of_a_regression_fits_github():
     assert "cache=warm" not in text  # defaults left out of the names
     assert "<details><summary>A/A noise and commits</summary>" in text and "a" * 40 in text
     assert "`=` not timed: the same norm code at base and head | 60 |" in text
+
+
+def test_progress_lines_carry_the_elapsed_time_and_an_estimate_of_what_is_left():
+    from normbench.ab.run import _progress
+
+    said = []
+    report = _progress(said.append, start=0.0, total=3)
+    for i in range(3):
+        report(f"process {i + 1}/3: 4 cases")
+    report("second look: 1 inconclusive cases timed in 5 more processes")
+    assert "s elapsed)" in said[0] and "to go" not in said[0]  # nothing done yet: no estimate
+    assert all("s elapsed, about" in line and "s to go)" in line for line in said[1:3])
+    assert said[3].startswith("second look") and "elapsed" not in said[3]
