@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import median
 
-from normbench.ab.spread import case_spread
 from normbench.ab.timing import STATS
 from normbench.benches import get_bench
 from normbench.core.case import Case
@@ -197,6 +196,13 @@ def spread_summary(rows: list[ABCase]) -> tuple[float, float]:
     """The job's A/A spread (the median S over the timed cases) and the largest; NaN when none was timed."""
     spreads = sorted(r.spread for r in rows if r.spread == r.spread)
     return (median(spreads), spreads[-1]) if spreads else (math.nan, math.nan)
+
+
+def case_spread(ab: list[float], aa: list[float]) -> float:
+    """The case's A/A spread S (ab/spread.py, which loads numpy: not at start-up)."""
+    from normbench.ab.spread import case_spread as spread
+
+    return spread(ab, aa)
 
 
 def _mark(ratio: float, spread: float, factor: float) -> str:
