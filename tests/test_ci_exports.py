@@ -1,10 +1,12 @@
 """`export --format gab|bmf`: a run's timed cases as github-action-benchmark customSmallerIsBetter JSON and
 Bencher Metric Format JSON, valid against each format's documented schema, with the stored medians and
-spreads converted to ns; untimed and failed cases left out and counted; nothing to export is exit 2."""
+spreads converted to ns, named by the parameters unlike the bench's defaults, with the paired ratio to the
+reference as a second measure; untimed and failed cases left out and counted; nothing to export is exit 2."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import jsonschema
@@ -56,6 +58,8 @@ GAB_SCHEMA = {
 GAB_RANGE = re.compile(r"(?P<prefix>(\+-|±)\s*)(?P<value>\d.+)")  # src/extractRangeInfo.ts
 
 PARAMS = {"tokens": 8, "d": 16, "dtype": "fp32", "mode": "fwd", "device": "cpu"}
+# the names: bench, norm:impl and the parameters unlike the latency bench's defaults (dtype, mode, device are)
+LN, RMS = "latency layernorm:module d=16 tokens=8", "latency rmsnorm:module d=16 tokens=8"
 
 
 def _timed(median: float, p20: float, p80: float, iqr: float, n: int = 4) -> list[dict]:
@@ -90,8 +94,8 @@ def test_bmf_holds_the_stored_median_and_percentiles_in_ns(cli, stored, tmp_path
     data = json.loads(out.read_text())
     jsonschema.validate(data, BMF_SCHEMA)
     assert data == {
-        cases[0].label: {"latency": {"value": 2500.0, "lower_value": 2000.0, "upper_value": 3000.0}},
-        cases[1].label: {"latency": {"value": 12500.0, "lower_value": 10000.0, "upper_value": 15000.0}},
+        LN: {"latency": {"value": 2500.0, "lower_value": 2000.0, "upper_value": 3000.0}},
+        RMS: {"latency": {"value": 12500.0, "lower_value": 10000.0, "upper_value": 15000.0}},
     }
     line = done.stderr.strip()
     assert line.startswith(f"wrote {out}: timed cases: 2 (median ns and spread); not exported: ")
@@ -105,8 +109,8 @@ def test_gab_holds_the_median_and_half_the_iqr_in_ns(cli, stored):
     data = json.loads(done.stdout)
     jsonschema.validate(data, GAB_SCHEMA)
     assert [(d["name"], d["unit"], d["value"], d["range"]) for d in data] == [
-        (cases[0].label, "ns", 2500.0, "± 250.0"),
-        (cases[1].label, "ns", 12500.0, "± 1250.0"),
+        (LN, "ns", 2500.0, "± 250.0"),
+        (RMS, "ns", 12500.0, "± 1250.0"),
     ]
     assert float(GAB_RANGE.search(data[1]["range"])["value"]) == 1250.0
     assert data[0]["extra"] == "median of 4 samples; p20 2000.0 ns, p80 3000.0 ns; run run-a"
@@ -122,11 +126,19 @@ def test_a_real_run_exports_every_case_in_both_formats(cli, tiny_run, tmp_path):
     jsonschema.validate(rows["gab"], GAB_SCHEMA)
     jsonschema.validate(rows["bmf"], BMF_SCHEMA)
     manifest = json.loads((results / run_id / "manifest.json").read_text())
-    labels = sorted(c["label"] for c in manifest["cases"])
-    assert sorted(d["name"] for d in rows["gab"]) == labels == sorted(rows["bmf"])
-    for d in rows["gab"]:
+    times = [d for d in rows["gab"] if d["unit"] == "ns"]
+    assert len(times) == len(manifest["cases"]) == len(rows["bmf"])
+    assert sorted(d["name"] for d in times) == sorted(rows["bmf"])
+    for d in times:
+        assert "dtype=" not in d["name"] and "device=" not in d["name"]  # defaults left out
         m = rows["bmf"][d["name"]]["latency"]
         assert d["value"] == m["value"] and m["lower_value"] <= m["value"] <= m["upper_value"]
+    ratios = [d for d in rows["gab"] if d["unit"] == "x"]
+    assert ratios and all(d["name"].endswith(" ÷ reference") for d in ratios)
+    for d in ratios:  # the same paired ratio in both formats, within its interval
+        m = rows["bmf"][d["name"].removesuffix(" ÷ reference")]["time_vs_ref"]
+        assert abs(d["value"] - m["value"]) < 1e-6  # no interval below 6 rounds: the bounds are left out
+        assert m.get("lower_value", 0) <= m["value"] <= m.get("upper_value", math.inf)
 
 
 def test_nothing_timed_is_one_line_and_exit_2(cli, stored, tmp_path):

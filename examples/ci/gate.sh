@@ -14,12 +14,13 @@
 #   NORMBENCH_BASELINES      the baselines folder a CI cache restores and saves (default: baselines)
 #   NORMBENCH_COMPARE_ARGS   extra options for compare, e.g. "--factor 1.5 --allow-incomparable"
 #   NORMBENCH_AB_ARGS        extra options for ab, e.g. "--processes 7 --factor 1.15"
-#   NORMBENCH_GATE_OUT       where comparison.md and comparison.json are written (default: .)
-#   GITHUB_STEP_SUMMARY      set by GitHub Actions: the markdown comparison is appended to it
+#   NORMBENCH_GATE_OUT       where ab.md/ab.json or comparison.md/comparison.json are written (default: .)
+#   GITHUB_STEP_SUMMARY      set by GitHub Actions: the markdown (a pull-request comment: the verdict, the
+#                            counts and only the rows that changed) is appended to it
 #   PYTHON                   the interpreter that reads the JSON for ::error:: lines (default: python3)
 #
-# Exit codes are compare's: 0 pass, 1 regression, 2 bad input (no baseline yet, a bad run id), 3 inconclusive
-# (a case not comparable, or run-to-run noise above --factor).
+# Exit codes are normbench's: 0 pass, 1 regression, 2 bad input (no baseline yet, a bad run id), 3
+# inconclusive (a case not comparable, or run-to-run noise above --factor).
 set -uo pipefail
 
 read -r -a nb <<<"${NORMBENCH:-normbench}"
@@ -74,13 +75,14 @@ compare) ;;
 esac
 
 mkdir -p "$out"
-"${nb[@]}" compare --baseline "$run" --format json ${extra[@]+"${extra[@]}"} >"$out/comparison.json"
+# One compare: the JSON for the ::error:: lines below, the markdown (only the rows that changed) beside it.
+"${nb[@]}" compare --baseline "$run" --format json --markdown "$out/comparison.md" ${extra[@]+"${extra[@]}"} \
+    >"$out/comparison.json"
 code=$?
 if [ "$code" -eq 2 ]; then # bad input: compare said why on stderr (no baseline for this machine, ...)
     echo "::error title=normbench::compare could not start (exit 2); see the log above"
     exit 2
 fi
-"${nb[@]}" compare --baseline "$run" --format md ${extra[@]+"${extra[@]}"} >"$out/comparison.md" 2>/dev/null
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     cat "$out/comparison.md" >>"$GITHUB_STEP_SUMMARY"
 fi

@@ -34,6 +34,9 @@ class ABOptions:
     # stored run's answer; ab repeats the case in k processes instead, and must fit a CI budget)
     rounds: int = 20
     min_sample_s: float = 1e-3
+    # The second look: cases still ? after k processes are timed in k more (those cases only), once; each
+    # is then judged on its 2k processes. Bounded: at most 2k processes time any case.
+    second_look: bool = True
 
 
 def timing_params(params: dict, opts: ABOptions) -> dict:
@@ -56,6 +59,10 @@ class ABCase:
     spread: float = math.nan  # the case's A/A spread S: its ratio is known within ×/÷ S (about 95%)
     mark: str = "x"
     note: str = ""
+    name: str = ""  # norm:impl (the bench's own label when it has no norm)
+    params: dict = field(default_factory=dict)  # the parameters that differ from the bench's defaults
+    base_s: float = math.nan  # the median over processes of each side's fastest sample (seconds per call)
+    head_s: float = math.nan
     per_process: dict[str, list[float]] = field(default_factory=dict)  # statistic -> per process
 
 
@@ -74,6 +81,7 @@ class ABResult:
     wall_s: float
     deterministic: list[dict] = field(default_factory=list)  # compare's records of the other benches
     deterministic_exit: int = 0
+    second_look: int = 0  # the cases re-timed in k more processes because k left them ? (0: none)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -144,7 +152,7 @@ def _sides(opts: ABOptions) -> list[tuple[str, str]]:
     return order
 
 
-Z = 2.0  # the per-case interval: ratio ×/÷ exp(Z · standard error of the median over the processes)
+SAME_CODE = "the same norm code at base and head: not timed"
 
 
 def judge(
@@ -166,32 +174,38 @@ def judge(
             row.aa = median(aa) if aa else math.nan
             row.spread = case_spread(xs, aa)
             row.per_process = {**values, "aa": aa}
+            row.base_s, row.head_s = _side_times(c.case_id, runs, opts)
             row.mark = _mark(row.ratio, row.spread, opts.factor)
             if row.mark == "?":
                 row.note = f"×{row.ratio:.3f} ×/÷ its A/A spread ×{row.spread:.3f} straddles --factor {opts.factor:g}"
         out.append(row)
-    spreads = sorted(r.spread for r in out if r.spread == r.spread)
-    typical = median(spreads) if spreads else math.inf
-    return out, typical, (spreads[-1] if spreads else math.inf)
+    return (out, *spread_summary(out))
+
+
+def judge_with_second_look(cases, labels, runs, opts: ABOptions, retime) -> tuple[list[ABCase], int]:
+    """judge(), then the second look: the cases left ? are timed again by `retime(cases)` (k more processes:
+    run_workers) and judged on all 2k, once. Returns the rows and how many cases were looked at again."""
+    rows, _, _ = judge(cases, labels, runs, opts)
+    unsure = [c for c, row in zip(cases, rows, strict=True) if row.mark == "?"]
+    if not unsure or not opts.second_look:
+        return rows, 0
+    more = retime(unsure)
+    again = judge(unsure, labels, runs + more, opts)[0]
+    by_id = {r.case_id: r for r in again}
+    return [by_id.get(r.case_id, r) for r in rows], len(unsure)
+
+
+def spread_summary(rows: list[ABCase]) -> tuple[float, float]:
+    """The job's A/A spread (the median S over the timed cases) and the largest; NaN when none was timed."""
+    spreads = sorted(r.spread for r in rows if r.spread == r.spread)
+    return (median(spreads), spreads[-1]) if spreads else (math.nan, math.nan)
 
 
 def case_spread(ab: list[float], aa: list[float]) -> float:
-    """S >= 1: the pooled spread of log(head/base) and log(head'/head) over the processes gives the standard
-    error of a median of k (1.2533 σ/√k); S = exp(Z · that), or the A/A's own offset if that is larger (two
-    builds of the same code that differ are this case's bias, not noise that averages out)."""
-    k = len(ab)
-    if k < 2 or len(aa) < 2:
-        return math.inf
-    logs_ab, logs_aa = [math.log(v) for v in ab], [math.log(v) for v in aa]
-    var = (_var(logs_ab) + _var(logs_aa)) / 2
-    se = 1.2533 * math.sqrt(var / k)
-    offset = abs(math.log(median(aa)))
-    return math.exp(max(Z * se, offset))
+    """The case's A/A spread S (ab/spread.py, which loads numpy: not at start-up)."""
+    from normbench.ab.spread import case_spread as spread
 
-
-def _var(xs: list[float]) -> float:
-    m = sum(xs) / len(xs)
-    return sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return spread(ab, aa)
 
 
 def _mark(ratio: float, spread: float, factor: float) -> str:
@@ -224,6 +238,18 @@ def _per_process(case_id: str, runs, opts: ABOptions):
     ratios = [dict(p)["head"] / dict(p)["base"] for p in rounds]
     aa = [mins[i][1] / mins[i + 1][1] for i in range(1, len(mins) - 1, 2)]
     return {"min": ratios}, aa, None
+
+
+def _side_times(case_id: str, runs, opts: ABOptions) -> tuple[float, float]:
+    """(base, head): the median over processes of each side's fastest sample of the case."""
+    if opts.base_python:  # each process is one side; its "head" is that interpreter's build
+        by_side = {
+            s: [r[case_id].get("head_min_s") for side, r in runs if side == s] for s in ("base", "head")
+        }
+    else:
+        by_side = {s: [r[case_id].get(f"{s}_min_s") for _, r in runs] for s in ("base", "head")}
+    got = [[t for t in by_side[s] if t is not None] for s in ("base", "head")]
+    return tuple(median(v) if v else math.nan for v in got)
 
 
 def exit_code(result: ABResult) -> int:

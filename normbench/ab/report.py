@@ -8,7 +8,7 @@ import json
 import math
 from collections import Counter
 
-from normbench.ab.gate import ABResult, exit_code, finite
+from normbench.ab.gate import SAME_CODE, ABResult, exit_code, finite
 
 MARKS = {"+": "slower", "-": "faster", "=": "unchanged", "?": "inconclusive", "x": "not compared"}
 ORDER = {"+": 0, "?": 1, "x": 2, "-": 3, "=": 4}
@@ -18,12 +18,17 @@ def verdict_line(result: ABResult) -> str:
     code = exit_code(result)
     n = len(result.cases)
     count = Counter(c.mark for c in result.cases)
+    det = {1: "; a deterministic metric regressed", 3: "; a deterministic metric could not be compared"}.get(
+        result.deterministic_exit, ""
+    )
+    if not timed_count(result) and result.cases and all(c.note == SAME_CODE for c in result.cases):
+        # nothing was timed: say so, never an A/A spread that was not measured
+        return f"{_verdict_word(code)}: no norm code changed: nothing timed; {deterministic_words(result)}"
     noise = (
         f"A/A spread ×{result.aa_spread:.3f} median, ×{result.max_spread:.3f} widest; a case is + beyond "
         f"--factor {result.factor:g} × its spread"
-    )
-    det = {1: "; a deterministic metric regressed", 3: "; a deterministic metric could not be compared"}.get(
-        result.deterministic_exit, ""
+        if result.aa_spread == result.aa_spread
+        else "no case timed"
     )
     if code == 1:
         slow = [c.case for c in result.cases if c.mark == "+"]
@@ -36,7 +41,31 @@ def verdict_line(result: ABResult) -> str:
     if code == 3:
         why = f"{count['?']} inconclusive, {count['x']} not compared" if result.cases else "no case timed"
         return f"INCONCLUSIVE: {why} of {n} ({noise}){det}"
-    return f"PASS: {n} cases within ×{result.factor:g} of {result.base} ({noise})"
+    same = sum(1 for c in result.cases if c.note == SAME_CODE)
+    apart = f"; {same} more not timed: their norm code did not change" if same else ""
+    return f"PASS: {n - same} timed cases within ×{result.factor:g} of {result.base}{apart} ({noise})"
+
+
+def _verdict_word(code: int) -> str:
+    return {0: "PASS", 1: "REGRESSION", 3: "INCONCLUSIVE"}.get(code, "FAIL")
+
+
+def timed_count(result: ABResult) -> int:
+    """The cases whose two sides were timed (those with an A/A spread)."""
+    return sum(1 for c in result.cases if c.spread == c.spread)
+
+
+def deterministic_words(result: ABResult) -> str:
+    """What the deterministic benches said, in words."""
+    if not result.deterministic:
+        return "no deterministic bench compared"
+    n = len(result.deterministic)
+    same = all(r.get("mark") == "=" for r in result.deterministic)
+    return {
+        0: f"deterministic benches {'equal' if same else 'within --factor'} ({n} values compared)",
+        1: "a deterministic metric regressed",
+        3: "a deterministic metric could not be compared",
+    }.get(result.deterministic_exit, f"deterministic benches: exit {result.deterministic_exit}")
 
 
 def rows(result: ABResult, *, everything: bool = False) -> list[dict]:
@@ -53,7 +82,7 @@ def rows(result: ABResult, *, everything: bool = False) -> list[dict]:
             "note": c.note,
         }
         for c in cases
-        if everything or c.mark != "="
+        if (everything or c.mark != "=") and c.note != SAME_CODE  # those not timed: a line of their own
     ]
 
 
@@ -65,6 +94,11 @@ def render_text(result: ABResult, fmt: str, *, everything: bool = False) -> str:
     if table:
         style = "github" if fmt in ("github", "md") else "plain"
         lines += ["", tabulate(table, headers="keys", tablefmt=style)]
+    same = [c for c in result.cases if c.note == SAME_CODE]
+    if same:
+        lines += ["", f"Not timed, the same norm code at base and head: {len(same)} cases"]
+        if everything:
+            lines += [f"  = {c.kind} {c.case}" for c in same]
     failed = [r for r in result.deterministic if r.get("mark") in ("+", "!", "x")]
     if failed:
         lines += ["", "Deterministic benches (compared by value, base run vs head run):"]

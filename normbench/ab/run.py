@@ -18,13 +18,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from normbench.ab.gate import (
+    SAME_CODE,
     ABCase,
     ABOptions,
     ABResult,
     finite,
-    judge,
+    judge_with_second_look,
     package_parent,
     run_workers,
+    spread_summary,
     timed_cases,
 )
 from normbench.ab.guard import ab_folder, check_python, stop_on_signal, store_exclusive
@@ -38,7 +40,7 @@ from normbench.ab.sides import (
     load_base_norms,
     repo_root,
 )
-from normbench.analysis.rows import describe_case, varying_params
+from normbench.analysis.rows import describe_case, shown_params, varying_params
 from normbench.benches import get_bench
 from normbench.core.children import die_with_parent
 from normbench.core.errors import NormbenchError
@@ -100,9 +102,20 @@ def run_ab(
             )
         to_time = [c for c in timed if c not in same]
         where = None if opts.base_python else tree
-        runs = run_workers(to_time, root=root, tree=where, opts=opts, say=say) if to_time else []
-    rows, spread, widest = judge(to_time, labels, runs, opts)
+        progress = _progress(say, start, opts.processes)
+        runs = run_workers(to_time, root=root, tree=where, opts=opts, say=progress) if to_time else []
+
+        def retime(unsure):
+            say(f"second look: {len(unsure)} inconclusive cases timed in {opts.processes} more processes")
+            return run_workers(
+                unsure, root=root, tree=where, opts=opts, say=_progress(say, start, opts.processes)
+            )
+
+        rows, looked = judge_with_second_look(to_time, labels, runs, opts, retime)
+    spread, widest = spread_summary(rows)
     rows += [ABCase(c.case_id, c.kind, labels[c.case_id], mark="=", note=SAME_CODE) for c in same]
+    for row, c in zip(rows, to_time + same, strict=True):
+        row.name, row.params = _short(c)
     result = ABResult(
         base=base,
         base_commit=commit,
@@ -111,6 +124,7 @@ def run_ab(
         factor=opts.factor,
         stat=opts.stat,
         processes=opts.processes,
+        second_look=looked,
         aa_spread=spread,
         max_spread=widest,
         cases=rows,
@@ -123,7 +137,22 @@ def run_ab(
     return result
 
 
-SAME_CODE = "the same norm code at base and head: not timed"
+def _progress(say: Callable[[str], None], start: float, total: int) -> Callable[[str], None]:
+    """run_workers' "process i/k" lines with the time since ab started and an estimate of what is left
+    (the mean time of the processes done so far, times those to go)."""
+    first = time.perf_counter()
+    done = 0
+
+    def report(line: str) -> None:
+        nonlocal done
+        if line.startswith("process "):
+            now = time.perf_counter()
+            left = f", about {(now - first) / done * (total - done):.0f} s to go" if done else ""
+            line = f"{line} ({now - start:.0f} s elapsed{left})"
+            done += 1
+        say(line)
+
+    return report
 
 
 def unchanged_cases(cases, changed: set[str] | None) -> list:
@@ -138,6 +167,12 @@ def _labels(cases) -> dict[str, str]:
 
     varying = varying_params(pd.Series([json.dumps(c.params, sort_keys=True, default=str) for c in cases]))
     return {c.case_id: describe_case(c.norm, c.impl, c.params, get_bench(c.kind), varying) for c in cases}
+
+
+def _short(case) -> tuple[str, dict]:
+    """norm:impl (or the bench's name) and the parameters that differ from the bench's defaults."""
+    params = shown_params(case.params, get_bench(case.kind))
+    return (f"{case.norm}:{case.impl}" if isinstance(case.norm, str) else case.kind), params
 
 
 def _head_name(root: Path) -> str:

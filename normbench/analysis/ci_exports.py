@@ -1,14 +1,19 @@
 """A run's timings in the formats two continuous-benchmarking services ingest (`normbench export --format`):
 gab (github-action-benchmark, `tool: customSmallerIsBetter`) and bmf (Bencher Metric Format). One benchmark
-per ok case with timing rows, its value the median time per call in nanoseconds; the formats' fields and
-what is left out: docs/methodology.md, "Notes from the code"."""
+per ok case with timing rows, named by its bench, norm:impl and the parameters that differ from the bench's
+defaults; its value the median time per call in nanoseconds, and its paired ratio to its reference (a
+measure a runner's speed does not move). Fields and what is left out: docs/methodology.md, "Notes from the
+code"."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 
+from normbench.analysis.rows import describe_case
+from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError
 
 STATS = ("median", "p20", "p80", "iqr")  # the timing rows read, time_<stat>, in seconds
@@ -25,6 +30,11 @@ class Timing:
     p80_s: float
     iqr_s: float
     samples: int
+    # time over the case's reference's, taken in the same rounds (time_vs_ref): median and 95% interval
+    ratio: float = math.nan
+    ratio_lo: float = math.nan
+    ratio_hi: float = math.nan
+    reference: str = ""
 
 
 @dataclass
@@ -56,7 +66,7 @@ def timings(frame, manifests: list[dict]) -> Exported:
         if not all(f"time_{s}" in values for s in STATS):
             result.left_out[f"{kind} cases (no timing rows)"] += 1
             continue
-        name = labels.get((run_id, case_id)) or f"{kind} {case_id}"
+        name = _name(rows, kind) or labels.get((run_id, case_id)) or f"{kind} {case_id}"
         if name in seen:
             raise NormbenchError(
                 f"case {name!r} is in runs {seen[name]} and {run_id}: export one run (or the shards of one)"
@@ -69,8 +79,21 @@ def timings(frame, manifests: list[dict]) -> Exported:
         if not math.isfinite(stats["median"]):  # no number to chart: left out, counted
             result.left_out[f"{kind} cases (median time not finite)"] += 1
             continue
+        ratio = [float(values.get(f"time_vs_ref_{s}", math.nan)) for s in ("median", "lo", "hi")]
+        refs = rows.loc[rows["metric"] == "time_vs_ref_median", "reference"] if "reference" in rows else []
+        reference = str(refs.iloc[0]) if len(refs) and isinstance(refs.iloc[0], str) else ""
         result.timings.append(
-            Timing(name, run_id, stats["median"], stats["p20"], stats["p80"], stats["iqr"], samples)
+            Timing(
+                name,
+                run_id,
+                stats["median"],
+                stats["p20"],
+                stats["p80"],
+                stats["iqr"],
+                samples,
+                *ratio,
+                reference,
+            )
         )
     if not result.timings:
         raise NormbenchError(
@@ -78,6 +101,17 @@ def timings(frame, manifests: list[dict]) -> Exported:
             + (f"; {result.summary().split('; ', 1)[-1]}" if result.left_out else "")
         )
     return result
+
+
+def _name(rows, kind: str) -> str | None:
+    """ "<bench> <norm:impl> <parameters unlike the bench's defaults>", as a summary names a case alone."""
+
+    bench = all_benches().get(kind)
+    first = rows.iloc[0]
+    if bench is None or not isinstance(first.get("params"), str):
+        return None
+    norm = first.get("norm") if isinstance(first.get("norm"), str) else None
+    return f"{kind} {describe_case(norm, first.get('impl'), json.loads(first['params']), bench)}".strip()
 
 
 def _ns(seconds: float) -> float | None:
@@ -98,6 +132,14 @@ def to_github_action_benchmark(exported: Exported) -> list[dict]:
         )
         entry["extra"] = f"median of {t.samples} samples{spread}; run {t.run_id}"
         out.append(entry)
+        if math.isfinite(t.ratio):  # the same case's paired ratio: a second series, in units of its reference
+            ratio = {"name": f"{t.name} ÷ reference", "unit": "x", "value": round(t.ratio, 6)}
+            if math.isfinite(t.ratio_lo) and math.isfinite(t.ratio_hi):
+                ratio["range"] = f"± {round((t.ratio_hi - t.ratio_lo) / 2, 6)}"
+            ratio["extra"] = (
+                f"time over {t.reference or 'its reference'}'s, in the same rounds; run {t.run_id}"
+            )
+            out.append(ratio)
     return out
 
 
@@ -106,4 +148,7 @@ def to_bencher(exported: Exported) -> dict[str, dict]:
     for t in exported.timings:
         latency = {"value": _ns(t.median_s), "lower_value": _ns(t.p20_s), "upper_value": _ns(t.p80_s)}
         out[t.name] = {"latency": {k: v for k, v in latency.items() if v is not None}}
+        if math.isfinite(t.ratio):  # a second measure: the paired ratio to the case's reference
+            ratio = {"value": t.ratio, "lower_value": t.ratio_lo, "upper_value": t.ratio_hi}
+            out[t.name]["time_vs_ref"] = {k: v for k, v in ratio.items() if math.isfinite(v)}
     return out

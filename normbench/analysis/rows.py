@@ -43,13 +43,17 @@ def describe_case(norm, impl, params: dict, bench, varying: frozenset[str] = fro
     """norm:impl and the parameters a reader needs to tell the case apart: those that differ from the
     bench's defaults, and those that vary among the cases shown with it (`varying`), even at their default
     (placement=post beside placement=pre)."""
-    shown = {
+    head = f"{norm}:{impl} " if isinstance(norm, str) else ""
+    return head + " ".join(f"{k}={v}" for k, v in shown_params(params, bench, varying).items())
+
+
+def shown_params(params: dict, bench, varying: frozenset[str] = frozenset()) -> dict:
+    """The parameters that differ from the bench's defaults (and those named in `varying`)."""
+    return {
         k: v
         for k, v in params.items()
         if k in varying or k not in bench.params or bench.params[k].required or bench.params[k].default != v
     }
-    head = f"{norm}:{impl} " if isinstance(norm, str) else ""
-    return head + " ".join(f"{k}={v}" for k, v in shown.items())
 
 
 def varying_params(params_json) -> frozenset[str]:

@@ -1,8 +1,8 @@
 """Gate timings on base vs head in one job: every latency and block case of SUITE (default quick) timed
 impl@BASE against impl@head (the working tree) in paired, shuffled rounds in one process, in k fresh
 processes; an A/A in the same rounds sets this job's noise threshold. Deterministic benches run once on
-each side and compare by value. Exit codes: 0 pass, 1 regression, 3 inconclusive, 2 bad input. See
-docs/ci.md."""
+each side and compare by value. Exit codes: 0 pass, 1 regression, 3 inconclusive (125 with --bisect), 2 bad
+input. --format md: a pull-request comment. See docs/ci.md."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from normbench.ab.comment import render_comment
 from normbench.ab.gate import ABOptions, exit_code
 from normbench.ab.report import render_json, render_text, verdict_line
 from normbench.ab.run import run_ab
@@ -62,6 +63,17 @@ def command(
             help="Also run and compare the suite's deterministic benches.",
         ),
     ] = True,
+    second_look: Annotated[
+        bool,
+        typer.Option(
+            "--second-look/--no-second-look",
+            help="Time the cases k processes left inconclusive in k more (once) before answering 3.",
+        ),
+    ] = True,
+    bisect: Annotated[
+        bool,
+        typer.Option("--bisect", help="Exit 125 instead of 3 when inconclusive (git bisect run skips it)."),
+    ] = False,
     show_all: Annotated[bool, typer.Option("--all", help="List unchanged cases too.")] = False,
     all_cases: Annotated[
         bool,
@@ -74,7 +86,10 @@ def command(
     ] = "github",
     markdown: Annotated[
         Path | None,
-        typer.Option("--markdown", help="Also write the markdown report here (for $GITHUB_STEP_SUMMARY)."),
+        typer.Option(
+            "--markdown",
+            help="Also write the markdown (a pull-request comment, as --format md) here.",
+        ),
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
@@ -85,13 +100,25 @@ def command(
     if fmt == "csv":
         raise NormbenchError("--format csv: ab writes github, plain, md or json")
     md = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
-    opts = ABOptions(factor=factor, processes=processes, stat=stat, threads=threads, base_python=base_python)
+    opts = ABOptions(
+        factor=factor,
+        processes=processes,
+        stat=stat,
+        threads=threads,
+        base_python=base_python,
+        second_look=second_look,
+    )
 
     def show(result) -> None:  # before the result is stored: a store that fails loses no verdict
-        text = render_json(result) if fmt == "json" else render_text(result, str(fmt), everything=show_all)
+        if fmt == "json":
+            text = render_json(result)
+        elif fmt == "md":
+            text = render_comment(result)
+        else:
+            text = render_text(result, str(fmt), everything=show_all)
         out.print(text, markup=False, end="")
         if md is not None:
-            write_output_text(md, render_text(result, "md", everything=show_all))
+            write_output_text(md, render_comment(result))
         if exit_code(result):
             err.print(verdict_line(result), markup=False)
 
@@ -111,4 +138,7 @@ def command(
         err.print(f"ab stopped by {stop.signal.name}: nothing stored", markup=False)
         raise typer.Exit(128 + int(stop.signal)) from None
     if code := exit_code(result):
-        raise typer.Exit(code)
+        raise typer.Exit(BISECT_SKIP if bisect and code == 3 else code)
+
+
+BISECT_SKIP = 125  # `git bisect run`: this commit cannot be tested; neither good nor bad

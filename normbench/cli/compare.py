@@ -23,6 +23,7 @@ from normbench.cli._common import (
     err,
     results_option,
 )
+from normbench.results.outputs import output_file, write_output_text
 
 NAME = "compare"
 PANEL = "Results"
@@ -103,13 +104,29 @@ def command(
             help="Also gate absolute times (seconds; same machine, unloaded), beside the paired ratios.",
         ),
     ] = False,
+    deterministic_only: Annotated[
+        bool,
+        typer.Option(
+            "--deterministic-only",
+            help="Gate only what holds across CI jobs: deterministic metrics and statuses, no timing.",
+        ),
+    ] = False,
     fmt: Annotated[
         CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
     ] = "github",
+    markdown: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            help="Also write the comparison as markdown (a pull-request comment or job summary) here.",
+        ),
+    ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     from normbench.analysis.compare import CompareRunsOptions, compare_runs
+
+    md_out = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
 
     def say(line: str) -> None:
         err.print(line, markup=False)
@@ -127,9 +144,12 @@ def command(
         baseline=baseline,
         baselines=baselines,
         any_machine=any_machine,
+        deterministic_only=deterministic_only,
     )
     answer = compare_runs(base, new, opts, say)
     emit(answer.text)
+    if md_out is not None:
+        write_output_text(md_out, answer.markdown)
     for line in answer.notes:
         say(line)
     if answer.exit_code:

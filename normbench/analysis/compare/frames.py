@@ -47,6 +47,8 @@ class CompareOptions:
     allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
     allow_load: bool = False  # compare cases timed while the load exceeded the core count
     absolute: bool = False  # also gate the benches' absolute times (Bench.absolute_metrics)
+    # gate only what holds across jobs: no timing metric (paired or absolute); statuses still compare
+    deterministic_only: bool = False
 
     def __post_init__(self) -> None:
         check_number(self.factor, "--factor", above=1.0)
@@ -101,7 +103,10 @@ def compare_frames(
 
 
 def gated_metrics(bench, opts: CompareOptions) -> dict[str, str]:
-    """The metrics compare judges for a bench: its compare_metrics, and its absolute times under --absolute."""
+    """The metrics compare judges for a bench: its compare_metrics, and its absolute times under --absolute;
+    under deterministic_only, none of its timing metrics (paired ratios or times)."""
+    if opts.deterministic_only:
+        return {m: d for m, d in bench.compare_metrics.items() if m not in bench.paired_metrics}
     return {**bench.compare_metrics, **(bench.absolute_metrics if opts.absolute else {})}
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from normbench.analysis.compare.comment import render_compare_comment
 from normbench.analysis.compare.comparability import pooled_env
 from normbench.analysis.compare.frames import CompareOptions, compare_frames
 from normbench.analysis.compare.groups import ORDER_COLUMNS
@@ -52,6 +53,7 @@ class CompareRunsOptions:
     baseline: bool = False  # the base is the new run's saved baseline
     baselines: Path | None = None
     any_machine: bool = False
+    deterministic_only: bool = False  # gate no timing metric: what holds across CI jobs
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
@@ -62,7 +64,10 @@ class CompareRunsOptions:
             allow_env=self.allow_env,
             allow_load=self.allow_load,
             absolute=self.absolute,
+            deterministic_only=self.deterministic_only,
         )
+        if self.deterministic_only and self.absolute:
+            raise NormbenchError("--deterministic-only gates no time: drop --absolute")
 
 
 @dataclass
@@ -70,6 +75,7 @@ class CompareAnswer:
     text: str  # for stdout, as is
     notes: list[str]  # for stderr, after the text
     exit_code: int
+    markdown: str = ""  # the comparison as a pull-request comment (--format md, --markdown)
 
 
 def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, say: Callable[[str], None]):
@@ -93,6 +99,7 @@ def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, sa
     code = exit_code(result, allow_incomparable=allowed)
     title = f"{base_name} -> {new_name} (factor {opts.factor}, alpha {opts.alpha})"
     notes = []
+    markdown = render_compare_comment(rows, verdict, code, title, result.notes)
     if fmt == "csv":  # the records alone on stdout; the verdict and noise notes on stderr
         text = write_records(comparison_records(rows, only_changed=opts.only_changed), fmt)
         notes = [verdict, title, *result.notes]
@@ -113,13 +120,15 @@ def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, sa
             summary=summary_line(rows),
             notes=result.notes,
         )
+    elif fmt == "md":  # a pull-request comment or job summary (analysis/compare/comment.py)
+        text = markdown
     else:
         shown = comparison_table(rows, only_changed=opts.only_changed)
         table = Table(title, shown, [summary_line(rows), *result.notes])
         text = f"{verdict}\n{render([table], fmt)}\n"
     if code:
         notes.append(verdict.split(";")[0])
-    return CompareAnswer(text, notes, code)
+    return CompareAnswer(text, notes, code, markdown)
 
 
 def _compared_env(store) -> dict:
