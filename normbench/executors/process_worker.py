@@ -1,0 +1,62 @@
+"""One fresh process of a run's timing cases: `python -m normbench.executors.process_worker PLAN OUT`
+(executors/processes.py starts k of them, one after another). PLAN names the cases (already given this
+process's share of the rounds), the thread count, page state and the seed of this process's case order; OUT
+receives {"start": case_id} before each case and then its result, so the parent knows which case a dying
+process was timing."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+from normbench.timing.fresh import write_line
+from normbench.timing.pages import apply_state
+
+
+def case_of(d: dict):
+    from normbench.core.case import Case
+
+    return Case(
+        d["kind"],
+        d["norm"],
+        d["impl"],
+        d["params"],
+        d["bench_index"],
+        d["case_id"],
+        tuple(d.get("swept") or ()),
+        d.get("timeout_s"),
+        tuple(d.get("unhashed") or ()),
+    )
+
+
+def main(plan_path: str, out_path: str) -> int:
+    plan = json.loads(Path(plan_path).read_text())
+    if plan.get("pages"):
+        apply_state(plan["pages"])  # before torch allocates (timing/pages.py)
+    import torch
+
+    from normbench.benches import RunContext
+    from normbench.runner import run_one
+
+    if plan.get("threads"):
+        torch.set_num_threads(int(plan["threads"]))
+    queue = [case_of(d) for d in plan["cases"]]
+    random.Random(plan["seed"]).shuffle(queue)  # its own case order: round sets form around other owners
+    ctx = RunContext(threads=torch.get_num_threads())
+    with open(out_path, "w") as out:
+        write_line(out, {"ready": True})
+        while queue:
+            if ctx.ready:  # cases timed ahead with an earlier one go next, as in executors/local.py
+                queue.sort(key=lambda c: c.case_id not in ctx.ready)
+            case = queue.pop(0)
+            ctx.upcoming = queue
+            write_line(out, {"start": case.case_id})
+            rows, status, error = run_one(case, ctx)
+            write_line(out, {"case_id": case.case_id, "rows": rows, "status": status, "error": error})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))

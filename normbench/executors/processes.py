@@ -1,0 +1,116 @@
+"""A run's CPU timing cases (latency, block) timed in k fresh processes, one after another: each process
+times every case with its share of the rounds (Bench.process_share) in its own shuffled order, and a case's
+rows are then merged over its processes (Bench.merge_processes). A process that dies fails the case it was
+timing, with the reason, and a new process times the rest of its share. Why processes:
+docs/methodology.md, "Intervals over processes"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from normbench.benches import get_bench
+from normbench.core.case import Case
+from normbench.core.errors import NormbenchError
+from normbench.suite.validate import MAX_PROCESSES
+from normbench.timing.fresh import run_fresh
+
+WORKER = "normbench.executors.process_worker"
+DEFAULT_PROCESSES = 4
+ORDER_SEED = 4700  # process i shuffles its cases with ORDER_SEED + i (a replacement process: + 1000)
+
+
+def check_processes(value, where: str = "--processes") -> int:
+    """A process count from the command line or the suite: an integer 1..MAX_PROCESSES (NormbenchError)."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.lstrip("+").isdigit():
+        raise NormbenchError(f"{where}: {value!r} is not a whole number of processes (1..{MAX_PROCESSES})")
+    k = int(text)
+    if not 1 <= k <= MAX_PROCESSES:
+        raise NormbenchError(f"{where}: {k} processes; expected 1..{MAX_PROCESSES}")
+    return k
+
+
+def spread(case: Case, k: int) -> bool:
+    """Whether `case` is timed across processes: a CPU case of a bench that times sides, k > 1."""
+    return k > 1 and get_bench(case.kind).times_sides and case.params.get("device", "cpu") == "cpu"
+
+
+@dataclass
+class Timed:
+    """A case's outcome over its processes; `died` names why a process died timing it (nothing stored:
+    --resume times it again)."""
+
+    rows: list[dict]
+    status: str
+    error: str | None
+    died: str | None = None
+
+
+def case_plan(case: Case, params: dict) -> dict:
+    return {
+        "kind": case.kind,
+        "norm": case.norm,
+        "impl": case.impl,
+        "params": params,
+        "bench_index": case.bench_index,
+        "case_id": case.case_id,
+        "swept": list(case.swept),
+        "timeout_s": case.timeout_s,
+        "unhashed": list(case.unhashed),
+    }
+
+
+def time_in_processes(
+    cases: list[Case],
+    k: int,
+    *,
+    threads: int | None,
+    pages: str | None,
+    say: Callable[[str], None] = print,
+    stop=None,
+) -> dict[str, Timed] | None:
+    """{case_id: Timed} for every case, or None when `stop` was requested between processes (nothing is
+    kept: a case needs all its processes)."""
+    results: dict[str, list] = {c.case_id: [] for c in cases}
+    died: dict[str, str] = {}
+    for i in range(k):
+        if stop is not None and stop.requested:
+            return None
+        todo = [
+            case_plan(c, get_bench(c.kind).process_share(c.params, i, k))
+            for c in cases
+            if c.case_id not in died
+        ]
+        if todo:
+            say(f"process {i + 1}/{k}: {len(todo)} timing cases")
+        seed = ORDER_SEED + i
+        while todo:
+            done = run_fresh(WORKER, {"cases": todo, "threads": threads, "pages": pages, "seed": seed})
+            finished = {r["case_id"]: r for r in done.lines if "case_id" in r}
+            for cid, r in finished.items():
+                results[cid].append((i, r["rows"], r["status"], r["error"]))
+            if not done.died:
+                break
+            started = [r["start"] for r in done.lines if "start" in r]
+            culprit = started[-1] if started and started[-1] not in finished else None
+            left = [d for d in todo if d["case_id"] not in finished]
+            reason = f"process {i + 1} of {k}: {done.reason}"
+            if culprit is None:  # it died before timing anything (its imports): every case left shares it
+                died.update({d["case_id"]: reason for d in left})
+                break
+            died[culprit] = reason
+            say(f"process {i + 1}/{k} died timing {culprit}: {done.reason}; a new process times the rest")
+            todo = [d for d in left if d["case_id"] != culprit]
+            seed += 1000
+    out = {}
+    for c in cases:
+        if c.case_id in died:
+            out[c.case_id] = Timed([], "failed", died[c.case_id], died=died[c.case_id])
+        elif not results[c.case_id]:  # no process returned it (never expected): nothing to merge
+            out[c.case_id] = Timed(
+                [], "failed", "no process returned the case", died="no process returned it"
+            )
+        else:
+            out[c.case_id] = Timed(*get_bench(c.kind).merge_processes(results[c.case_id]))
+    return out
