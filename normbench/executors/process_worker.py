@@ -1,6 +1,7 @@
 """One fresh process of a run's timing cases: `python -m normbench.executors.process_worker PLAN OUT`
 (executors/processes.py starts k of them, one after another). PLAN names the cases (already given this
-process's share of the rounds), the thread count, page state and the seed of this process's case order; OUT
+process's share of the rounds), the thread count, page state, the seed of this process's case order and
+a case to time first and alone (one a process died timing, with its peers); OUT
 receives {"start": case_id} before each case and then its result, so the parent knows which case a dying
 process was timing."""
 
@@ -44,6 +45,8 @@ def main(plan_path: str, out_path: str) -> int:
         torch.set_num_threads(int(plan["threads"]))
     queue = [case_of(d) for d in plan["cases"]]
     random.Random(plan["seed"]).shuffle(queue)  # its own case order: round sets form around other owners
+    alone = plan.get("alone")  # a case a process died timing: first, without peers (processes.py)
+    queue.sort(key=lambda c: c.case_id != alone)
     ctx = RunContext(threads=torch.get_num_threads())
     with open(out_path, "w") as out:
         write_line(out, {"ready": True})
@@ -51,7 +54,7 @@ def main(plan_path: str, out_path: str) -> int:
             if ctx.ready:  # cases timed ahead with an earlier one go next, as in executors/local.py
                 queue.sort(key=lambda c: c.case_id not in ctx.ready)
             case = queue.pop(0)
-            ctx.upcoming = queue
+            ctx.upcoming = [] if case.case_id == alone else queue
             write_line(out, {"start": case.case_id})
             rows, status, error = run_one(case, ctx)
             write_line(out, {"case_id": case.case_id, "rows": rows, "status": status, "error": error})

@@ -1,11 +1,13 @@
 """A run's CPU timing cases (latency, block) timed in k fresh processes, one after another: each process
 times every case with its share of the rounds (Bench.process_share) in its own shuffled order, and a case's
-rows are then merged over its processes (Bench.merge_processes). A process that dies fails the case it was
-timing, with the reason, and a new process times the rest of its share. Why processes:
+rows are then merged over its processes (Bench.merge_processes). A process that dies: a new one times the
+case it was timing first and alone (a peer timed with it may have killed it), then the rest; a case that
+kills its process alone fails with the reason, unstored, so --resume times it again. Why processes:
 docs/methodology.md, "Intervals over processes"."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +19,7 @@ from normbench.timing.fresh import run_fresh
 
 WORKER = "normbench.executors.process_worker"
 DEFAULT_PROCESSES = 4
+ENV_VAR = "NORMBENCH_PROCESSES"
 ORDER_SEED = 4700  # process i shuffles its cases with ORDER_SEED + i (a replacement process: + 1000)
 
 
@@ -29,6 +32,12 @@ def check_processes(value, where: str = "--processes") -> int:
     if not 1 <= k <= MAX_PROCESSES:
         raise NormbenchError(f"{where}: {k} processes; expected 1..{MAX_PROCESSES}")
     return k
+
+
+def env_processes() -> int | None:
+    """NORMBENCH_PROCESSES, checked, when set (what a CI job or a test session sets once)."""
+    value = os.environ.get(ENV_VAR)
+    return check_processes(value, where=ENV_VAR) if value else None
 
 
 def spread(case: Case, k: int) -> bool:
@@ -84,9 +93,10 @@ def time_in_processes(
         ]
         if todo:
             say(f"process {i + 1}/{k}: {len(todo)} timing cases")
-        seed = ORDER_SEED + i
+        seed, alone = ORDER_SEED + i, None
         while todo:
-            done = run_fresh(WORKER, {"cases": todo, "threads": threads, "pages": pages, "seed": seed})
+            plan = {"cases": todo, "threads": threads, "pages": pages, "seed": seed, "alone": alone}
+            done = run_fresh(WORKER, plan)
             finished = {r["case_id"]: r for r in done.lines if "case_id" in r}
             for cid, r in finished.items():
                 results[cid].append((i, r["rows"], r["status"], r["error"]))
@@ -99,10 +109,16 @@ def time_in_processes(
             if culprit is None:  # it died before timing anything (its imports): every case left shares it
                 died.update({d["case_id"]: reason for d in left})
                 break
-            died[culprit] = reason
-            say(f"process {i + 1}/{k} died timing {culprit}: {done.reason}; a new process times the rest")
-            todo = [d for d in left if d["case_id"] != culprit]
             seed += 1000
+            if culprit != alone:  # it may have been timing a peer with it: the case first and alone next
+                say(f"process {i + 1}/{k} died timing {culprit} ({done.reason}); timing it alone")
+                todo, alone = left, culprit
+                continue
+            died[culprit] = reason  # it died alone: its own doing
+            say(
+                f"process {i + 1}/{k} died timing {culprit} alone: {done.reason}; a new process times the rest"
+            )
+            todo, alone = [d for d in left if d["case_id"] != culprit], None
     out = {}
     for c in cases:
         if c.case_id in died:

@@ -19,7 +19,7 @@ from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
 from normbench.core.plugins import ALLOW_OVERRIDE_VAR, OVERRIDES
 from normbench.executors import EXECUTORS, Executor
-from normbench.executors.processes import DEFAULT_PROCESSES, check_processes
+from normbench.executors.processes import DEFAULT_PROCESSES, check_processes, env_processes
 from normbench.executors.ray import cap_local_jobs, import_ray
 from normbench.executors.ray_cluster import bound_ray_waits
 from normbench.executors.resume import check_overrides, check_suite_hash, recorded_cases
@@ -156,14 +156,16 @@ def execute_plan(
 ) -> tuple[RunStore, RunOutcome, int]:
     """Create the run (or reopen the resumed one) and run one session: (store, outcome, cases left).
     run_id and tag (checked by results/naming.py) name a new run; `processes` (--processes) wins over the
-    resumed run's and the suite's count of fresh processes per timing case."""
+    resumed run's count of fresh processes per timing case, NORMBENCH_PROCESSES and the suite's."""
     if plan.pages:
         apply_state(plan.pages)  # before torch allocates: its allocator reads the state once
     import torch
 
     store = plan.resumed
     threads = threads or (stored_threads(store) if store else plan.suite.threads)
-    processes = processes or (stored_processes(store) if store else plan.suite.processes) or DEFAULT_PROCESSES
+    # a resumed run keeps its own count (its cases are timed alike); else the variable over the suite
+    processes = processes or (stored_processes(store) if store else None) or env_processes()
+    processes = processes or plan.suite.processes or DEFAULT_PROCESSES
     if threads:
         torch.set_num_threads(threads)
     env = fingerprint()
