@@ -99,7 +99,10 @@ def test_the_command_refuses_a_bad_count_in_one_line(cli, write_suite, tmp_path,
 
 
 def test_the_suite_key_is_checked_with_its_path(cli, write_suite, tmp_path):
-    suite = write_suite("processes = 0\n" + SUITE.format(norms='"layernorm:module"').split("\n", 1)[1].replace('threads = 1\n', 'name = "x"\n'))
+    suite = write_suite(
+        "processes = 0\n"
+        + SUITE.format(norms='"layernorm:module"').split("\n", 1)[1].replace("threads = 1\n", 'name = "x"\n')
+    )
     result = cli("run", suite, "--results", tmp_path / "r", "--dry-run")
     assert result.exit_code == 2 and "processes" in result.stderr
 

@@ -12,13 +12,14 @@ import random
 import sys
 from pathlib import Path
 
+from normbench.benches import RunContext
+from normbench.core.case import Case
+from normbench.runner import run_one
 from normbench.timing.fresh import write_line
 from normbench.timing.pages import apply_state
 
 
-def case_of(d: dict):
-    from normbench.core.case import Case
-
+def case_of(d: dict) -> Case:
     return Case(
         d["kind"],
         d["norm"],
@@ -37,9 +38,6 @@ def main(plan_path: str, out_path: str) -> int:
     if plan.get("pages"):
         apply_state(plan["pages"])  # before torch allocates (timing/pages.py)
     import torch
-
-    from normbench.benches import RunContext
-    from normbench.runner import run_one
 
     if plan.get("threads"):
         torch.set_num_threads(int(plan["threads"]))
