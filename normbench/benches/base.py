@@ -47,6 +47,7 @@ class RunContext:
     ready: dict[str, Any] = field(default_factory=dict)
     processes: int = 1  # fresh processes each CPU timing case is timed in (executors/processes.py)
     pages: str | None = None  # the page state those processes start in (timing/pages.py)
+    quiet: bool = False  # --quiet: no line per timing process
 
 
 class Bench:

@@ -59,7 +59,8 @@ def run_cases(
 def store_spread(store, cases, ctx, *, session, outcome, progress, say, stop) -> None:
     """Time `cases` in ctx.processes fresh processes and store each; a case whose process died is counted
     failed and not stored, so --resume times it again."""
-    timed = time_in_processes(cases, ctx.processes, threads=ctx.threads, pages=ctx.pages, say=say, stop=stop)
+    told = (lambda _: None) if ctx.quiet else say
+    timed = time_in_processes(cases, ctx.processes, threads=ctx.threads, pages=ctx.pages, say=told, stop=stop)
     if timed is None:
         outcome.interrupted = True
         return

@@ -203,7 +203,7 @@ def run_session(
             f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
             f"({threads_phrase(torch.get_num_threads())}, {env.get('gpu') or env.get('cpu')})"
         )
-    ctx = RunContext(threads=torch.get_num_threads(), processes=processes, pages=applied_state())
+    ctx = RunContext(threads=torch.get_num_threads(), processes=processes, pages=applied_state(), quiet=quiet)
     sessions = store.manifest.get("sessions", [])
     sessions.append(
         {
