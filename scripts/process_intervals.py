@@ -20,16 +20,14 @@ import argparse
 import itertools
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paired_gate import busy, compare, env  # noqa: E402  (the gate script's helpers: plant plugin, compare)
+from paired_gate import busy, compare  # noqa: E402  (the gate script's helpers)
+from paired_gate import run as gate_run  # noqa: E402
 
-NB = [sys.executable, "-m", "normbench"]
 COVER_SUITE = """
 name = "intervals"
 threads = 1
@@ -55,18 +53,7 @@ d = 1024
 
 
 def run(suite: str, results: Path, processes: int | None, **extra) -> tuple[str, float]:
-    start = time.perf_counter()
-    more = ["--processes", str(processes)] if processes else []
-    done = subprocess.run(
-        [*NB, "run", suite, "--quiet", "--results", str(results), *more],
-        env=env(**extra),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"run {suite} failed: {done.stderr[-500:]}")
-    return done.stdout.strip().splitlines()[-1], time.perf_counter() - start
+    return gate_run(suite, results, *(["--processes", str(processes)] if processes else []), **extra)
 
 
 def ratios(results: Path, run_id: str) -> dict[str, tuple[float, float, float]]:
