@@ -33,6 +33,25 @@ def case_of(d: dict) -> Case:
     )
 
 
+def time_share(plan: dict, threads: int, emit) -> None:
+    """Run the plan's cases in its shuffled order (the alone case first, without peers), emitting
+    {"start": case_id} before each and its result after: in a worker, and for the first process in the run's
+    own process (executors/processes.py)."""
+    queue = [case_of(d) for d in plan["cases"]]
+    random.Random(plan["seed"]).shuffle(queue)  # its own case order: round sets form around other owners
+    alone = plan.get("alone")  # a case a process died timing: first, without peers (processes.py)
+    queue.sort(key=lambda c: c.case_id != alone)
+    ctx = RunContext(threads=threads)
+    while queue:
+        if ctx.ready:  # cases timed ahead with an earlier one go next, as in executors/local.py
+            queue.sort(key=lambda c: c.case_id not in ctx.ready)
+        case = queue.pop(0)
+        ctx.upcoming = [] if case.case_id == alone else queue
+        emit({"start": case.case_id})
+        rows, status, error = run_one(case, ctx)
+        emit({"case_id": case.case_id, "rows": rows, "status": status, "error": error})
+
+
 def main(plan_path: str, out_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     if plan.get("pages"):
@@ -41,21 +60,9 @@ def main(plan_path: str, out_path: str) -> int:
 
     if plan.get("threads"):
         torch.set_num_threads(int(plan["threads"]))
-    queue = [case_of(d) for d in plan["cases"]]
-    random.Random(plan["seed"]).shuffle(queue)  # its own case order: round sets form around other owners
-    alone = plan.get("alone")  # a case a process died timing: first, without peers (processes.py)
-    queue.sort(key=lambda c: c.case_id != alone)
-    ctx = RunContext(threads=torch.get_num_threads())
     with open(out_path, "w") as out:
         write_line(out, {"ready": True})
-        while queue:
-            if ctx.ready:  # cases timed ahead with an earlier one go next, as in executors/local.py
-                queue.sort(key=lambda c: c.case_id not in ctx.ready)
-            case = queue.pop(0)
-            ctx.upcoming = [] if case.case_id == alone else queue
-            write_line(out, {"start": case.case_id})
-            rows, status, error = run_one(case, ctx)
-            write_line(out, {"case_id": case.case_id, "rows": rows, "status": status, "error": error})
+        time_share(plan, torch.get_num_threads(), lambda record: write_line(out, record))
     return 0
 
 

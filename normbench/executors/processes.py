@@ -1,12 +1,13 @@
-"""A run's CPU timing cases (latency, block) timed in k fresh processes, one after another: each process
-times every case with its share of the rounds (Bench.process_share) in its own shuffled order, and a case's
-rows are then merged over its processes (Bench.merge_processes). A process that dies: a new one times the
-case it was timing first and alone (a peer timed with it may have killed it), then the rest; a case that
-kills its process alone fails with the reason, unstored, so --resume times it again. Why processes:
-docs/methodology.md, "Intervals over processes"."""
+"""A run's CPU timing cases (latency, block) timed in k processes, one after another: k - 1 fresh ones
+(process_worker.py), then this one. Each times every case with its share of the rounds (Bench.process_share)
+in its own shuffled order; a case's rows are merged over its processes (Bench.merge_processes). A process that
+dies: a new one times the case it was timing first and alone (a peer timed with it may have killed it), then
+the rest; a case that kills its process alone fails with the reason, unstored, so --resume times it again.
+Why processes: docs/methodology.md, "Intervals over processes"."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 from normbench.benches import get_bench
 from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
+from normbench.executors.process_worker import time_share
 from normbench.suite.validate import MAX_PROCESSES
-from normbench.timing.fresh import run_fresh
+from normbench.timing.fresh import Fresh, run_fresh
 
 WORKER = "normbench.executors.process_worker"
 DEFAULT_PROCESSES = 4
@@ -56,6 +58,15 @@ class Timed:
     died: str | None = None
 
 
+def run_here(plan: dict, threads: int | None) -> Fresh:
+    """The last process's share in this process: what a worker would have written, as lines."""
+    import torch
+
+    lines: list[dict] = []
+    time_share(json.loads(json.dumps(plan)), threads or torch.get_num_threads(), lines.append)
+    return Fresh(lines, 0, "")
+
+
 def case_plan(case: Case, params: dict) -> dict:
     return {
         "kind": case.kind,
@@ -78,9 +89,12 @@ def time_in_processes(
     pages: str | None,
     say: Callable[[str], None] = print,
     stop=None,
+    here: bool = True,
 ) -> dict[str, Timed] | None:
     """{case_id: Timed} for every case, or None when `stop` was requested between processes (nothing is
-    kept: a case needs all its processes)."""
+    kept: a case needs all its processes). here: the last process is this one (a process draw like any
+    other; a fresh one costs an interpreter and torch's import, ~1.5 s), after the fresh ones have found any
+    case that kills its process."""
     results: dict[str, list] = {c.case_id: [] for c in cases}
     died: dict[str, str] = {}
     for i in range(k):
@@ -92,11 +106,12 @@ def time_in_processes(
             if c.case_id not in died
         ]
         if todo:
-            say(f"process {i + 1}/{k}: {len(todo)} timing cases")
+            where = "this process" if i == k - 1 and here else "a fresh process"
+            say(f"process {i + 1}/{k} ({where}): {len(todo)} timing cases")
         seed, alone = ORDER_SEED + i, None
         while todo:
             plan = {"cases": todo, "threads": threads, "pages": pages, "seed": seed, "alone": alone}
-            done = run_fresh(WORKER, plan)
+            done = run_here(plan, threads) if i == k - 1 and here else run_fresh(WORKER, plan)
             finished = {r["case_id"]: r for r in done.lines if "case_id" in r}
             for cid, r in finished.items():
                 results[cid].append((i, r["rows"], r["status"], r["error"]))

@@ -67,9 +67,7 @@ def _shape_lines(contenders: pd.DataFrame, keys: list[str], group_keys: list[str
     k = others["processes"].max() if "processes" in others else float("nan")
     over = paired and k > 1  # what the interval is over gets its own line: the heading has no room for it
     than = f", vs {baseline} (paired{'' if over else ', 95% interval'})" if paired else f", vs {baseline}"
-    meaning = (
-        [f"[ ]: 95% interval over {int(k)} fresh processes: where a rerun's ratio lands"] if over else []
-    )
+    meaning = [f"[ ]: 95% interval over {int(k)} processes: where a rerun's ratio lands"] if over else []
     return [
         f"per shape: fastest, its time, GB/s as % of the copy probe's{than if baseline else ''}",
         *lines,
