@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from normbench.benches import get_bench
+from normbench.benches import RunContext, get_bench
 from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
-from normbench.executors.process_worker import time_share
+from normbench.runner import run_one
 from normbench.suite.validate import MAX_PROCESSES
 from normbench.timing.fresh import Fresh, run_fresh
 
@@ -56,6 +57,39 @@ class Timed:
     status: str
     error: str | None
     died: str | None = None
+
+
+def case_of(d: dict) -> Case:
+    return Case(
+        d["kind"],
+        d["norm"],
+        d["impl"],
+        d["params"],
+        d["bench_index"],
+        d["case_id"],
+        tuple(d.get("swept") or ()),
+        d.get("timeout_s"),
+        tuple(d.get("unhashed") or ()),
+    )
+
+
+def time_share(plan: dict, threads: int, emit) -> None:
+    """Run the plan's cases in its shuffled order (the alone case first, without peers), emitting
+    {"start": case_id} before each and its result after: in a worker, and for the first process in the run's
+    own process (executors/processes.py)."""
+    queue = [case_of(d) for d in plan["cases"]]
+    random.Random(plan["seed"]).shuffle(queue)  # its own case order: round sets form around other owners
+    alone = plan.get("alone")  # a case a process died timing: first, without peers (processes.py)
+    queue.sort(key=lambda c: c.case_id != alone)
+    ctx = RunContext(threads=threads)
+    while queue:
+        if ctx.ready:  # cases timed ahead with an earlier one go next, as in executors/local.py
+            queue.sort(key=lambda c: c.case_id not in ctx.ready)
+        case = queue.pop(0)
+        ctx.upcoming = [] if case.case_id == alone else queue
+        emit({"start": case.case_id})
+        rows, status, error = run_one(case, ctx)
+        emit({"case_id": case.case_id, "rows": rows, "status": status, "error": error})
 
 
 def run_here(plan: dict, threads: int | None) -> Fresh:
