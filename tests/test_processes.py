@@ -140,6 +140,16 @@ def test_a_run_in_three_processes_stores_each_process_beside_the_case(write_suit
     assert raw.groupby("process").size().to_dict() == {0: 3, 1: 3, 2: 3}  # 6 rounds split over 3
     manifest = json.loads(next((tmp_path / "r").glob("*/manifest.json")).read_text())
     assert manifest["sessions"][0]["processes"] == 3
+    report = subprocess.run(
+        [sys.executable, "-m", "normbench", "report", "latest", "--results", str(tmp_path / "r")],
+        env=make_child_env(COLUMNS="120"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "vs layernorm:module (paired)" in report and "95% interval over 3 processes" in report
+    lo, hi = summary["time_vs_ref_lo"], summary["time_vs_ref_hi"]
+    assert f"[{lo:.3g}, {hi:.3g}]" in report  # the summary's bracket is the interval over processes
 
 
 def test_a_case_that_kills_its_process_fails_unstored_and_resume_times_it(write_suite, tmp_path):
