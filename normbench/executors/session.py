@@ -283,11 +283,10 @@ def stored_processes(store: RunStore) -> int:
     """The first session's count of fresh processes per timing case; 1 for a run started before runs
     recorded one (it was timed in its own process: --resume times the rest the same way)."""
     sessions = store.manifest.get("sessions") or [{}]
-    value = sessions[0].get("processes", 1)
     try:
-        return check_processes(value, where=f"{store.path / 'manifest.json'}: sessions[0].processes")
+        return check_processes(sessions[0].get("processes", 1), where="sessions[0].processes")
     except NormbenchError as exc:
-        raise NormbenchError(f"damaged manifest: {exc}") from None
+        raise NormbenchError(f"{store.path / 'manifest.json'}: damaged manifest: {exc}") from None
 
 
 def stored_pages(store: RunStore) -> str | None:
