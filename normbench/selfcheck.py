@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from normbench.core.errors import NormbenchError
 from normbench.norms import all_norms, get_norm
 from normbench.norms.inputs import make_input, perturb_params
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S, CpuTimer
+from normbench.timing.fresh import run_fresh, write_line
 from normbench.timing.pages import apply_state, chosen_state, clear_state, default_state
 from normbench.timing.process import FAULT_SAMPLES_FLAG
 
@@ -178,18 +179,10 @@ def run_processes(
         child = dict(spec, ops=spec["ops"] if order == "forward" else spec["ops"][::-1])
         if say:
             say(f"{'plain peer ' if plain else ''}process {i + 1}/{2 * runs}: {order} order")
-        proc = subprocess.run(
-            [sys.executable, "-m", "normbench.selfcheck", json.dumps(child)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(
-                f"selfcheck process failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}"
-            )
-        out.append({"order": order, "results": json.loads(proc.stdout.strip().splitlines()[-1])})
+        done = run_fresh("normbench.selfcheck", child, env=env)
+        if done.died or not done.lines:
+            raise RuntimeError(f"selfcheck process failed: {done.reason}")
+        out.append({"order": order, "results": done.lines[-1]})
     return out
 
 
@@ -260,25 +253,26 @@ def verdict(row: dict, within: float = AGREE_WITHIN) -> str:
     return ", ".join(problems) or "ok"
 
 
-def _child(spec_json: str) -> None:
-    spec = json.loads(spec_json)
+def _child(plan_path: str, out_path: str) -> None:
+    spec = json.loads(Path(plan_path).read_text())
     ops = [Op(**o) for o in spec["ops"]]
     if spec.get("plain"):  # what a user's own script gets: whatever the kernel gives a process
         clear_state()
         kw = {k: spec[k] for k in ("pairs", "min_run_time", "threads")}
-        print(json.dumps(measure_plain(ops, **kw)))
-        return
-    if spec.get("pages"):  # before torch starts: its allocator reads the state at its first allocation
-        apply_state(spec["pages"])
-    result = measure_ops(
-        ops,
-        pairs=spec["pairs"],
-        samples=spec["samples"],
-        min_run_time=spec["min_run_time"],
-        threads=spec["threads"],
-    )
-    print(json.dumps(result))
+        result = measure_plain(ops, **kw)
+    else:
+        if spec.get("pages"):  # before torch starts: its allocator reads the state at its first allocation
+            apply_state(spec["pages"])
+        result = measure_ops(
+            ops,
+            pairs=spec["pairs"],
+            samples=spec["samples"],
+            min_run_time=spec["min_run_time"],
+            threads=spec["threads"],
+        )
+    with open(out_path, "w") as out:
+        write_line(out, result)
 
 
 if __name__ == "__main__":
-    _child(sys.argv[1])
+    _child(*sys.argv[1:3])

@@ -56,10 +56,11 @@ def busy(on: bool):
             proc.kill()
 
 
-def run(suite: str, results: Path, **extra) -> tuple[str, float]:
+def run(suite: str, results: Path, *args: str, **extra) -> tuple[str, float]:
+    """(run id, wall seconds) of `normbench run SUITE --quiet ARGS`, `extra` in its environment."""
     start = time.perf_counter()
     done = subprocess.run(
-        [*NB, "run", suite, "--quiet", "--results", str(results)],
+        [*NB, "run", suite, "--quiet", "--results", str(results), *args],
         env=env(**extra),
         capture_output=True,
         text=True,

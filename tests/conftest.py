@@ -35,7 +35,8 @@ def tiny_latency_suite(
 
 
 def pytest_configure(config):
-    """Refuses a pytest that would ignore the test groups. Under pytest-xdist, one torch thread per worker: workers as many as the cores would otherwise each spin
+    """Refuses a pytest that would ignore the test groups; one timing process per case (NORMBENCH_PROCESSES=1)
+    unless a test asks for more. Under pytest-xdist, one torch thread per worker: workers as many as the cores would otherwise each spin
     a thread per core and oversubscribe them. Tests that need a thread count set and restore it themselves."""
     if (
         config.getoption("dist", "no") == "loadgroup"
@@ -46,6 +47,9 @@ def pytest_configure(config):
         raise pytest.UsageError(
             f"pytest {pytest.__version__} drops pytest-xdist's test groups: install the dev extras' pytest"
         )
+    # One process per timing case unless a test asks for more (tests/test_processes.py): every other test
+    # runs its latency cases here, where its test-only norms are registered, in milliseconds
+    os.environ.setdefault("NORMBENCH_PROCESSES", "1")
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
     if workers > 1 and workers >= (os.cpu_count() or 1):
         import torch

@@ -1,5 +1,5 @@
 """The Ray executor: deterministic benches (the encoder-decoder's too) give bit-identical rows under the local
-and the Ray executor;
+and the Ray executor, timing cases in k fresh processes rows of the local form;
 SIGTERM keeps every finished case and --resume finishes the rest; on a local 3-node cluster cases spread over
 nodes, a timing case never overlaps another case on its node, a killed worker is retried once and then stored
 as failed; a missing Ray is one line and exit 2."""
@@ -127,6 +127,47 @@ def test_deterministic_benches_are_bit_identical_under_ray(tmp_path, normbench_p
     assert len(a) > 100 and a["case_id"].nunique() == 10
     assert {"enc_update", "dec_update_via_enc"} <= set(a["metric"])
     pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+SPREAD = """
+name = "spread"
+threads = 1
+[[bench]]
+kind = "latency"
+norms = ["layernorm:module", "rmsnorm:module"]
+[bench.params]
+tokens = 8
+d = 16
+samples = 6
+warmup_calls = 0
+min_sample_s = 1e-4
+min_run_s = 0
+[[bench]]
+kind = "jacobian"
+norms = ["layernorm"]
+[bench.sweep]
+d = [8, 32]
+"""
+
+
+def test_timing_cases_in_processes_have_the_same_form_under_ray(tmp_path, normbench_proc):
+    """--processes 2: a Ray task times its case in 2 fresh processes; the rows have the local run's form
+    (a process index beside the values over processes) and the deterministic cases stay bit-identical."""
+    (tmp_path / "spread.toml").write_text(SPREAD)
+    args = ("run", "spread.toml", "--quiet", "--processes", "2")
+    local = normbench_proc(*args, "-r", "local")
+    assert local.returncode == 0, local.stderr
+    remote = normbench_proc(*args, "-r", "ray", "--executor", "ray", "--jobs", "2", timeout=600)
+    assert remote.returncode == 0, remote.stderr
+    a, b = read_run(tmp_path / "local"), read_run(tmp_path / "ray")
+
+    def form(frame):
+        timed = frame[frame["bench"] == "latency"]
+        return sorted(set(zip(timed["case_id"], timed["metric"], timed["process"].fillna(-1), strict=True)))
+
+    assert form(a) == form(b) and {0, 1} <= {p for _, _, p in form(a)}
+    det = lambda f: values(f[f["bench"] == "jacobian"])  # noqa: E731
+    pd.testing.assert_frame_equal(det(a), det(b), check_exact=True)
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,8 @@ itself; the A/A's spread S bounds the ratio, and the mark (+ - = ? x) is an equi
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,8 +15,8 @@ from statistics import median
 from normbench.ab.timing import STATS
 from normbench.benches import get_bench
 from normbench.core.case import Case
-from normbench.core.children import die_with_parent
 from normbench.core.errors import NormbenchError
+from normbench.timing.fresh import package_parent, run_fresh  # noqa: F401  (package_parent: ab/run.py)
 
 
 @dataclass
@@ -92,51 +88,32 @@ def timed_cases(cases: list[Case]) -> list[Case]:
     return [c for c in cases if get_bench(c.kind).times_sides]
 
 
-def package_parent() -> str:
-    """The folder that holds the normbench package this process runs: the workers import the same one."""
-    return str(Path(__file__).resolve().parents[2])  # normbench/ab/gate.py -> the folder holding normbench
-
-
 def run_workers(cases, *, root: Path, tree: Path | None, opts: ABOptions, say: Callable[[str], None]):
-    """[(side, records by case id)] for each process, one after another (never two timing at once)."""
+    """[(side, records by case id)] for each process, one after another (never two timing at once), each a
+    fresh process of timing/fresh.py."""
     plan_cases = [
         {"case_id": c.case_id, "kind": c.kind, "norm": c.norm, "impl": c.impl, "params": c.params}
         for c in cases
     ]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [package_parent(), os.environ.get("PYTHONPATH")])),
-    }
     sides = _sides(opts)
     out = []
-    with tempfile.TemporaryDirectory(prefix="normbench-ab-") as tmp:
-        for i, (side, python) in enumerate(sides):
-            plan = {
-                "root": str(root),
-                "tree": str(tree) if tree else None,
-                "seed": 1000 + i,
-                "threads": opts.threads,
-                "cases": plan_cases,
-            }
-            plan_path, out_path = Path(tmp) / f"plan{i}.json", Path(tmp) / f"out{i}.jsonl"
-            plan_path.write_text(json.dumps(plan))
-            say(
-                f"process {i + 1}/{len(sides)}"
-                + (f" ({side})" if opts.base_python else "")
-                + f": {len(cases)} cases"
-            )
-            done = subprocess.run(
-                [python, "-m", "normbench.ab.worker", str(plan_path), str(out_path)],
-                env=env,
-                capture_output=True,
-                text=True,
-                preexec_fn=die_with_parent(),  # a SIGKILL of ab ends its worker too
-            )
-            if done.returncode:
-                tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-                raise NormbenchError(f"ab process {i + 1} ({python}) exited {done.returncode}: {tail}")
-            records = [json.loads(line) for line in out_path.read_text().splitlines() if line.strip()]
-            out.append((side, {r["case_id"]: r for r in records}))
+    for i, (side, python) in enumerate(sides):
+        plan = {
+            "root": str(root),
+            "tree": str(tree) if tree else None,
+            "seed": 1000 + i,
+            "threads": opts.threads,
+            "cases": plan_cases,
+        }
+        say(
+            f"process {i + 1}/{len(sides)}"
+            + (f" ({side})" if opts.base_python else "")
+            + f": {len(cases)} cases"
+        )
+        done = run_fresh("normbench.ab.worker", plan, python=python)
+        if done.died:
+            raise NormbenchError(f"ab process {i + 1} ({python}): {done.reason}")
+        out.append((side, {r["case_id"]: r for r in done.lines}))
     return out
 
 

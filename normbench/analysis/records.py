@@ -31,6 +31,8 @@ def case_records(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFra
     """One record per case (and label), every summary metric a column; see the module docstring."""
     benches = all_benches()
     rows = frame[frame["step"].isna() & frame["metric"].notna()]
+    if "process" in rows:  # one process's values: the case's record holds the values over its processes
+        rows = rows[rows["process"].isna()]
     medians = set(zip(rows["case_id"], rows["metric"], strict=True))
     summarized = [(c, f"{m}_median") in medians for c, m in zip(rows["case_id"], rows["metric"], strict=True)]
     raw = rows["sample"].notna().to_numpy(dtype=bool) & np.array(summarized, dtype=bool)

@@ -45,6 +45,9 @@ class RunContext:
     memo: dict[Any, Any] = field(default_factory=dict)
     upcoming: list[Case] = field(default_factory=list)
     ready: dict[str, Any] = field(default_factory=dict)
+    processes: int = 1  # fresh processes each CPU timing case is timed in (executors/processes.py)
+    pages: str | None = None  # the page state those processes start in (timing/pages.py)
+    quiet: bool = False  # --quiet: no line per timing process
 
 
 class Bench:
@@ -100,6 +103,19 @@ class Bench:
         """`normbench ab`: the case's implementation built from each registry in `norms` (side name ->
         get_norm of that side), timed in the same paired rounds, order shuffled by `seed`: side -> Samples."""
         raise NotImplementedError(f"bench kind {self.kind!r} is not timed by normbench ab")
+
+    def process_share(self, params: dict[str, Any], index: int, k: int) -> dict[str, Any]:
+        """A timing case's parameters in process `index` of the k fresh processes that time it
+        (executors/processes.py; the benches that time sides): its share of the rounds."""
+        from normbench.benches._processes import process_share
+
+        return process_share(params, index, k)
+
+    def merge_processes(self, results: list) -> tuple[list[dict[str, Any]], str, str | None]:
+        """(rows, status, error) of a case from its k processes' (index, rows, status, error)."""
+        from normbench.benches._processes import merge_processes
+
+        return merge_processes(results)
 
     def report(self, frame: pd.DataFrame, opts: ReportOptions) -> list[Table]:
         return []

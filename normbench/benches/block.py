@@ -33,8 +33,8 @@ class Block(Bench):
     paired_metrics = ("time_vs_ref", "time_vs_copy")
     compare_pool = ()
     # tensor: the folded-vs-unfolded error row; method: how peak_mem was measured; timer: time rows;
-    # reference: what time_vs_ref is a ratio to (the Linear alone).
-    labels = {"tensor": str, "method": str, "timer": str, "reference": str}
+    # reference: what time_vs_ref is a ratio to (the Linear alone); process: see benches/latency.py.
+    labels = {"tensor": str, "method": str, "timer": str, "reference": str, "process": int}
     params = {
         "block": Param(str, choices=BLOCKS, help="what follows the Linear (see benches/block.py)"),
         "tokens": Param(int, minimum=1, help="rows of the input"),

@@ -53,7 +53,8 @@ class Latency(Bench):
     # policy: the allocator policy the allocator_warm row names (benches/_latency/process.py).
     # pages: the process's page state behind huge_page_share (timing/pages.py).
     # reference: what a time_vs_ref / time_vs_copy row is a ratio to; round_set: the case id of the case
-    # whose paired rounds timed this one (the cases of one round set are paired with each other).
+    # whose paired rounds timed this one (the cases of one round set are paired with each other);
+    # process: which of the case's k fresh processes a per-process row (raw samples, <metric>_process) is from.
     labels = {
         "tensor": str,
         "eager": str,
@@ -63,6 +64,7 @@ class Latency(Bench):
         "pages": str,
         "reference": str,
         "round_set": str,
+        "process": int,  # the fresh process a per-process row came from (benches/_processes.py)
     }
     params = {
         "tokens": Param(int, minimum=1, help="rows of the input (batch x sequence)"),

@@ -95,6 +95,14 @@ def command(
             help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1, max=1024
         ),
     ] = None,
+    processes: Annotated[
+        str | None,
+        typer.Option(
+            help="Fresh processes each CPU latency/block case is timed in, its rounds split among them; its "
+            "interval is over processes (default: the suite's `processes`, else 4; 1 = one process).",
+            show_default=False,
+        ),
+    ] = None,
     executor: Annotated[
         str,
         typer.Option(

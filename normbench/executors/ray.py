@@ -10,6 +10,7 @@ import time
 from collections import deque
 
 from normbench.benches import RunContext
+from normbench.executors.processes import spread, time_in_processes
 from normbench.executors.ray_cluster import (  # noqa: F401  (import_ray: what callers check Ray with)
     FORWARDED_ENV,
     NODE_RESOURCE,
@@ -22,17 +23,30 @@ from normbench.runner import RunOutcome, StopAfterCase, run_one, store_finished
 from normbench.timing.pages import ENV_VAR, apply_state
 
 _WORKER_CONTEXTS: dict[int, object] = {}
+DIED = "died"  # collect()'s status for a case whose timing process died
 
 
-def run_case_in_worker(case, threads: int) -> dict:
+def run_case_in_worker(case, threads: int, processes: int = 1) -> dict:
     """The Ray task: run one case in this worker process, with a RunContext kept per worker (its memo of the
-    training corpus is reused across the cases this worker runs)."""
+    training corpus is reused across the cases this worker runs). A CPU timing case is timed in `processes`
+    fresh processes started one after another by the task (which has its node to itself), as locally."""
     import torch
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-    if state := os.environ.get(ENV_VAR):  # the driver's state (worker_env); torch read its part at start
+    state = os.environ.get(ENV_VAR)
+    if state:  # the driver's state (worker_env); torch read its part at start
         apply_state(state)
+    if spread(case, processes):
+        timed = time_in_processes([case], processes, threads=threads, pages=state, say=lambda _: None)
+        t = timed[case.case_id]
+        return {
+            "rows": t.rows,
+            "status": t.status,
+            "error": t.error,
+            "node": node_fingerprint(),
+            "died": t.died,
+        }
     ctx = _WORKER_CONTEXTS.setdefault(threads, RunContext(threads=threads))
     rows, status, error = run_one(case, ctx)
     return {"rows": rows, "status": status, "error": error, "node": node_fingerprint()}
@@ -65,13 +79,19 @@ def run_cases_ray(store, cases, ctx, *, session: int, progress=None, say=print, 
                 while queue and len(pending) < limit:
                     case = queue.popleft()
                     options = task_options(case, ctx.threads, gpus)
-                    pending[remote.options(**options).remote(case, ctx.threads)] = case
+                    pending[remote.options(**options).remote(case, ctx.threads, ctx.processes)] = case
                     if progress is not None:
                         progress.start_case(case)
                 done, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
                 for ref in done:
                     case = pending.pop(ref)
                     rows, status, error, node = collect(ray, ref)
+                    if status == DIED:  # a timing process died: failed, not stored (--resume times it)
+                        outcome.statuses["failed"] += 1
+                        outcome.failures.append((case.short_label, error or ""))
+                        if progress is not None:
+                            progress.end_case(case, "failed")
+                        continue
                     try:
                         if node and nodes.get(node["ray_node"]) != node:  # a node seen for the first time
                             nodes[node["ray_node"]] = node
@@ -117,4 +137,6 @@ def collect(ray, ref) -> tuple[list[dict], str, str | None, dict | None]:
         return rows, "failed", f"worker died: {type(exc).__name__}: {reason}", None
     for row in result["rows"]:  # run_one named the host; the Ray node id is known here
         row["ray_node"] = result["node"]["ray_node"]
+    if result.get("died"):
+        return [], DIED, result["died"], result["node"]
     return result["rows"], result["status"], result["error"], result["node"]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from normbench.executors.processes import check_processes
 from normbench.executors.ray_cluster import Interrupted
 from normbench.executors.session import Plan, Say, allow_overrides, check_executor, execute_plan, plan_run
 from normbench.results.history import CaseHistory, case_history
@@ -33,6 +34,7 @@ class RunOptions:
     dry_run: bool = False
     quiet: bool = False
     threads: int | None = None
+    processes: str | int | None = None  # fresh processes per CPU timing case, checked here
     executor: str = "local"
     address: str | None = None
     jobs: int | None = None
@@ -63,6 +65,7 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
     """Plan `suite` (a file, a shipped suite's name, or None with resume) and, unless a dry run, run it."""
     o = options
     check_pages(o.pages)  # a bad --pages or NORMBENCH_PAGES first, before the suite is read
+    processes = None if o.processes is None else check_processes(o.processes)
     check_new_run_name(o.results, o.run_id, o.tag, o.resume)
     if o.allow_override:
         allow_overrides()
@@ -79,6 +82,7 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
                 plan,
                 o.results,
                 threads=o.threads,
+                processes=processes,
                 executor=runner,
                 progress=lambda todo, done: progress(todo, done, case_history(o.results, skip=skip)),
                 quiet=o.quiet,

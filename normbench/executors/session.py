@@ -19,6 +19,7 @@ from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
 from normbench.core.plugins import ALLOW_OVERRIDE_VAR, OVERRIDES
 from normbench.executors import EXECUTORS, Executor
+from normbench.executors.processes import DEFAULT_PROCESSES, check_processes, env_processes
 from normbench.executors.ray import cap_local_jobs, import_ray
 from normbench.executors.ray_cluster import bound_ray_waits
 from normbench.executors.resume import check_overrides, check_suite_hash, recorded_cases
@@ -151,15 +152,20 @@ def execute_plan(
     say: Say,
     run_id: str | None = None,
     tag: str | None = None,
+    processes: int | None = None,
 ) -> tuple[RunStore, RunOutcome, int]:
     """Create the run (or reopen the resumed one) and run one session: (store, outcome, cases left).
-    run_id and tag (checked by results/naming.py) name a new run."""
+    run_id and tag (checked by results/naming.py) name a new run; `processes` (--processes) wins over the
+    resumed run's count of fresh processes per timing case, NORMBENCH_PROCESSES and the suite's."""
     if plan.pages:
         apply_state(plan.pages)  # before torch allocates: its allocator reads the state once
     import torch
 
     store = plan.resumed
     threads = threads or (stored_threads(store) if store else plan.suite.threads)
+    # a resumed run keeps its own count (its cases are timed alike); else the variable over the suite
+    processes = processes or (stored_processes(store) if store else None) or env_processes()
+    processes = processes or plan.suite.processes or DEFAULT_PROCESSES
     if threads:
         torch.set_num_threads(threads)
     env = fingerprint()
@@ -177,11 +183,15 @@ def execute_plan(
             if plan.resumed is not None:
                 warn_if_environment_changed(store.manifest["env"], env, say)
             done = store.verify_parts(say)
-            outcome, remaining = run_session(store, plan.cases, done, now, executor, progress, quiet, say)
+            outcome, remaining = run_session(
+                store, plan.cases, done, now, executor, progress, quiet, say, processes=processes
+            )
     return store, outcome, remaining
 
 
-def run_session(store, cases, done: set[str], now: str, executor, progress, quiet: bool, say: Say):
+def run_session(
+    store, cases, done: set[str], now: str, executor, progress, quiet: bool, say: Say, processes: int = 1
+):
     """Run the cases not yet done as one session recorded in the manifest: (outcome, cases left)."""
     import torch
 
@@ -193,13 +203,14 @@ def run_session(store, cases, done: set[str], now: str, executor, progress, quie
             f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
             f"({threads_phrase(torch.get_num_threads())}, {env.get('gpu') or env.get('cpu')})"
         )
-    ctx = RunContext(threads=torch.get_num_threads())
+    ctx = RunContext(threads=torch.get_num_threads(), processes=processes, pages=applied_state(), quiet=quiet)
     sessions = store.manifest.get("sessions", [])
     sessions.append(
         {
             "started": now,
             "pid": os.getpid(),
             "threads": ctx.threads,
+            "processes": ctx.processes,
             **({"pages": applied_state()} if applied_state() else {}),  # a resumed run may mix states
             "cases": len(todo),
             "executor": executor.name,
@@ -266,6 +277,16 @@ def stored_threads(store: RunStore) -> int | None:
             f"{store.path / 'manifest.json'}: damaged manifest: sessions[0].threads: {problem}"
         )
     return value if sessions[0].get("threads") else None
+
+
+def stored_processes(store: RunStore) -> int:
+    """The first session's count of fresh processes per timing case; 1 for a run started before runs
+    recorded one (it was timed in its own process: --resume times the rest the same way)."""
+    sessions = store.manifest.get("sessions") or [{}]
+    try:
+        return check_processes(sessions[0].get("processes", 1), where="sessions[0].processes")
+    except NormbenchError as exc:
+        raise NormbenchError(f"{store.path / 'manifest.json'}: damaged manifest: {exc}") from None
 
 
 def stored_pages(store: RunStore) -> str | None:

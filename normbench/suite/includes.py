@@ -64,6 +64,16 @@ def merge_includes(suite: Suite, included: list[Suite]) -> Suite:
     threads = suite.threads or next((s.threads for s in included if s.threads), None)
     texts = {k: v for s in included for k, v in ({s.source: s.text} | s.includes).items()}
     # pages: the including suite's own only (an included file's page state is not the run's)
+    processes = suite.processes or next((s.processes for s in included if s.processes), None)
     return Suite(
-        suite.name, suite.description, suite.source, suite.text, benches, claims, threads, texts, suite.pages
+        suite.name,
+        suite.description,
+        suite.source,
+        suite.text,
+        benches,
+        claims,
+        threads,
+        texts,
+        suite.pages,
+        processes,
     )

@@ -39,6 +39,9 @@ class Suite:
     pages: str | None = (
         None  # CPU page state, huge or base (--pages overrides); None = timing/pages.py's default
     )
+    processes: int | None = (
+        None  # fresh processes per CPU timing case (--processes overrides); None = default
+    )
 
     @property
     def sha256(self) -> str:

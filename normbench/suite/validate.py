@@ -15,7 +15,18 @@ from normbench.core.params import Param, did_you_mean
 from normbench.suite.bench_table import TIMEOUT, check_cases, check_size, scalar_value, validate_bench
 from normbench.suite.spec import BenchSpec, Suite
 
-TOP_KEYS = {"name", "description", "bench", "claims", "threads", "include", "timeout_s", "pages", "reference"}
+TOP_KEYS = {
+    "name",
+    "description",
+    "bench",
+    "claims",
+    "threads",
+    "processes",
+    "include",
+    "timeout_s",
+    "pages",
+    "reference",
+}
 
 
 # Values from the suite file outside the bench parameters go through the same validator as those.
@@ -23,6 +34,10 @@ MAX_THREADS = 1024  # torch.set_num_threads(10**8) segfaults (torch 2.13, measur
 
 
 THREADS = Param(int, minimum=1, check=lambda n: f"must be <= {MAX_THREADS}" if n > MAX_THREADS else None)
+MAX_PROCESSES = 64  # fresh processes per CPU timing case (executors/processes.py): beyond, imports dominate
+PROCESSES = Param(
+    int, minimum=1, check=lambda n: f"must be <= {MAX_PROCESSES}" if n > MAX_PROCESSES else None
+)
 # CPU page state of the timing process (timing/pages.py); applied when the run starts, before torch does
 PAGES = Param(str, choices=("huge", "base"))
 # The implementation every latency case is timed against in the same rounds, for the whole suite (a bench
@@ -47,6 +62,7 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
     claims = _validate_claims(data.get("claims", []), problems)
     threads = scalar_value(data, "threads", THREADS, "", problems)
     pages = scalar_value(data, "pages", PAGES, "", problems)
+    processes = scalar_value(data, "processes", PROCESSES, "", problems)
     timeout = scalar_value(data, "timeout_s", TIMEOUT, "", problems)
     reference = scalar_value(data, "reference", _reference_param(), "", problems)
     defaults = {"reference": reference} if reference is not None else {}
@@ -71,7 +87,9 @@ def validate_suite(data: dict[str, Any], source: str, text: str = "", included_b
         check_cases(specs, problems)
     if problems:
         raise SuiteError(source, problems)
-    return Suite(name.strip(), description, source, text, specs, claims, threads, pages=pages)
+    return Suite(
+        name.strip(), description, source, text, specs, claims, threads, pages=pages, processes=processes
+    )
 
 
 def _reference_param() -> Param:

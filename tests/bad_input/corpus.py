@@ -309,6 +309,21 @@ ATTEMPTS = [
         files={"s.toml": "threads = 0\n" + SUITE},
     ),
     Attempt(
+        "processes-zero",
+        ["validate", "s.toml"],
+        2,
+        "s.toml: processes: 0 must be >= 1",
+        files={"s.toml": "processes = 0\n" + SUITE},
+    ),
+    Attempt(
+        "processes-option-not-a-number",
+        ["run", "s.toml", "--processes", "1.5"],
+        2,
+        "--processes: '1.5' is not a whole number of processes (1..64)",
+        files={"s.toml": SUITE},
+        disk=no_results,
+    ),
+    Attempt(
         "timeout-stops-a-case",
         ["run", "s.toml", "--quiet"],
         1,
@@ -456,6 +471,14 @@ ATTEMPTS = [
         "damaged manifest: sessions[0].threads: must be <= 1024",
         needs_run=True,
         prepare=edit_manifest(sessions=[{"pid": 1, "threads": 10**8}]),
+    ),
+    Attempt(
+        "manifest-processes-huge",
+        ["run", "--resume", "RUN"],
+        2,
+        "damaged manifest: sessions[0].processes: 1000 processes; expected 1..64",
+        needs_run=True,
+        prepare=edit_manifest(sessions=[{"pid": 1, "threads": 1, "processes": 1000}]),
     ),
     Attempt(
         "manifest-cases-malformed",

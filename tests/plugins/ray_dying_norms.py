@@ -1,5 +1,6 @@
 """Test-only norms for the Ray executor tests (NORMBENCH_PLUGINS=ray_dying_norms): building `dies:once` kills
 its worker process the first time (a marker file in $NB_DIE_DIR remembers it), as an OOM kill would;
+`dies_unless_spared:module` kills it until $NB_DIE_DIR/spare exists;
 `dies:always` kills it every time."""
 
 from __future__ import annotations
@@ -32,6 +33,22 @@ class Dies(Norm):
     def always(self, hidden, *, eps, dtype, device):
         """kills the process on every attempt"""
         _die()
+
+    def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
+        return 2 * tokens * hidden * itemsize
+
+
+@register_norm
+class DiesUnlessSpared(Norm):
+    name = "dies_unless_spared"
+    description = "test only: building kills the worker process until $NB_DIE_DIR/spare exists"
+
+    @impl("module", baseline=True)
+    def module(self, hidden, *, eps, dtype, device):
+        """kills the process while no `spare` file is in $NB_DIE_DIR (a fresh-process test's --resume)"""
+        if not (Path(os.environ["NB_DIE_DIR"]) / "spare").exists():
+            _die()
+        return Built(lambda x: x * 1.0, [])
 
     def bytes_moved(self, impl, tokens, hidden, itemsize, mode):
         return 2 * tokens * hidden * itemsize

@@ -14,7 +14,7 @@ import pandas as pd
 # Rows that produced a result: ok, and outcomes such as stuck or not_converged (not failed/skipped).
 NO_RESULT = ["failed", "skipped", "unavailable"]
 # The order in which one group's values pair up with the other side's (case, sample, step, layer, ...).
-ORDER_COLUMNS = ("case_id", "sample", "step", "layer", "site", "tensor", "scale")
+ORDER_COLUMNS = ("case_id", "process", "sample", "step", "layer", "site", "tensor", "scale")
 
 
 @dataclass
@@ -29,6 +29,7 @@ class MetricGroup:
     pairs: list[tuple[str, str]]  # (run_id, case_id) in row order, each once: the load check reads them
     pooled: bool  # one value per case over several cases (seeds): a sample of a distribution
     round_set: str | None = None  # the one latency round set its rows were timed in (round_sets.py)
+    per_process: bool = False  # values are one per fresh process (`<metric>_process`), not per round
 
 
 def group_key(norm, impl, params_json: str, pool) -> str:
@@ -39,6 +40,10 @@ def group_key(norm, impl, params_json: str, pool) -> str:
 def metric_groups(frame: pd.DataFrame, metric: str, pool: tuple[str, ...]) -> dict[str, MetricGroup]:
     """{group key: MetricGroup} of `metric` in `frame` (one bench kind's rows of one side)."""
     sel = frame[(frame["metric"] == metric) & ~frame["status"].isin(NO_RESULT)]
+    if "process" in frame:  # a case timed in k processes: its test's unit is the process, not the round
+        own = frame[(frame["metric"] == f"{metric}_process") & ~frame["status"].isin(NO_RESULT)]
+        if not own.empty:
+            sel = pd.concat([sel[~sel["case_id"].isin(set(own["case_id"]))], own]).sort_index(kind="stable")
     if sel.empty:
         return {}
     # the key of each distinct (norm, impl, params): json work once per case, not once per row
@@ -59,6 +64,7 @@ def metric_groups(frame: pd.DataFrame, metric: str, pool: tuple[str, ...]) -> di
             "run_id",
             "unit",
             "params",
+            "metric",
             *labels,
             *set(order) - {"case_id", "sample"},
         ]
@@ -70,6 +76,7 @@ def metric_groups(frame: pd.DataFrame, metric: str, pool: tuple[str, ...]) -> di
     ends = np.r_[starts[1:], len(keys)]
     values = rows["value"].to_numpy(dtype=float, na_value=np.nan)
     raw = rows["sample"].notna().to_numpy()
+    processes = rows["metric"].to_numpy() != metric  # `<metric>_process` rows
     cases, runs = rows["case_id"].to_numpy(), rows["run_id"].to_numpy()
     units, params, pos = rows["unit"].to_numpy(), rows["params"].to_numpy(), rows["_pos"].to_numpy()
     sets = rows["round_set"].to_numpy() if labels else None
@@ -94,6 +101,7 @@ def metric_groups(frame: pd.DataFrame, metric: str, pool: tuple[str, ...]) -> di
             pairs=pairs,
             pooled=bool(pool) and not raw[part].any() and len(case_ids) == end - start > 1,
             round_set=_one_label(sets[part]) if sets is not None else None,
+            per_process=bool(processes[part].all()),
         )
     return out
 

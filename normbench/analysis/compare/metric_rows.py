@@ -19,6 +19,7 @@ from normbench.analysis.compare.values import (
     hashes,
     mann_whitney_p,
     median,
+    process_test,
     run_medians,
     settle_not_finite,
 )
@@ -120,7 +121,12 @@ def group(kind, metric, direction, sides: Sides, bench, envs: Envs) -> Grouped:
         elif reason := _timing_not_comparable(gbk, gnk, envs, paired):
             row.mark, row.note = "x", reason
             continue
-        test = _choose_test(row, a, b, tolerance, gbk.pooled and gnk.pooled, bench, out)
+        if gbk.per_process and gnk.per_process and tolerance is None:
+            test = None
+            row.p, how = process_test(a, b)  # the process as the unit: values.py
+            row.note = _join(row.note, how)
+        else:
+            test = _choose_test(row, a, b, tolerance, gbk.pooled and gnk.pooled, bench, out)
         out.judged.append(
             Judged(
                 row,

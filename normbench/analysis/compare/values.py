@@ -70,6 +70,23 @@ def mann_whitney_p(pairs: list[tuple[list[float], list[float]]]) -> list[float]:
     return out
 
 
+def process_test(a: list[float], b: list[float]) -> tuple[float | None, str]:
+    """(p, how) for values one per fresh process (benches/_processes.py): Welch's t test on their logs, the
+    process as the unit. A process far off widens its side's variance, so it weakens the test rather than
+    faking a change (the row's ratio stays the medians'). Under 2 processes a side: no p, the factor alone."""
+    from scipy.stats import ttest_ind
+
+    if len(a) < 2 or len(b) < 2:
+        return None, f"{min(len(a), len(b))} process(es) a side: no test, factor only"
+    la, lb = np.log(np.asarray(a, dtype=float)), np.log(np.asarray(b, dtype=float))
+    if np.ptp(np.concatenate([la, lb])) == 0:
+        return 1.0, f"identical over {len(a)} vs {len(b)} processes"
+    p = float(ttest_ind(la, lb, equal_var=False).pvalue)
+    if not math.isfinite(p):  # each side constant, the two apart: as separated as values can be
+        p = 0.0
+    return p, f"t test over {len(a)} vs {len(b)} processes"
+
+
 def run_medians(group: MetricGroup, direction: str) -> list[float]:
     """One median per run (several run ids may be given per side)."""
     size = abs if direction.endswith("_abs") else float

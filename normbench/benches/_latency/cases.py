@@ -83,6 +83,8 @@ def case_frame(ok: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per case: its keys, `label` (norm:impl), every scalar metric as a column, and `time` = the
     case's statistic (time_median or time_min)."""
     scalar = ok if "tensor" not in ok.columns else ok[ok["tensor"].isna()]
+    if "process" in scalar.columns:  # one process's values (benches/_processes.py): not the case's
+        scalar = scalar[scalar["process"].isna()]
     wide = scalar.pivot_table(index="case_id", columns="metric", values="value", aggfunc="first")
     extra = ["stat"] if "stat" in ok.columns and "stat" not in keys else []
     labels = ok.drop_duplicates("case_id").set_index("case_id")[keys + extra + ["norm", "impl"]]

@@ -63,9 +63,16 @@ def _shape_lines(contenders: pd.DataFrame, keys: list[str], group_keys: list[str
         vs = c[-1] if len(aligned) + 2 + len(c[-1]) <= LINE_WIDTH else _BRACKETS.sub("", c[-1])
         lines.append(f"{aligned}  {vs}".rstrip())
     others = contenders[contenders["label"] != baseline]
-    paired = " (paired, 95% interval)" if others["vs_paired"].fillna(False).astype(bool).any() else ""
-    than = f", vs {baseline}{paired}" if baseline else ""
-    return [f"per shape: fastest, its time, GB/s as % of the copy probe's{than}", *lines]
+    paired = others["vs_paired"].fillna(False).astype(bool).any()
+    k = others["processes"].max() if "processes" in others else float("nan")
+    over = paired and k > 1  # what the interval is over gets its own line: the heading has no room for it
+    than = f", vs {baseline} (paired{'' if over else ', 95% interval'})" if paired else f", vs {baseline}"
+    meaning = [f"[ ]: 95% interval over {int(k)} processes: where a rerun's ratio lands"] if over else []
+    return [
+        f"per shape: fastest, its time, GB/s as % of the copy probe's{than if baseline else ''}",
+        *lines,
+        *meaning,
+    ]
 
 
 LINE_WIDTH = 109  # a headline line beside the summary's section column, in 120 characters

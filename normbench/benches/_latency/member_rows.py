@@ -66,7 +66,8 @@ def member_result(m: Member, s: RoundSet) -> CaseResult:
     if copy_samples is not None and not is_copy:
         rows += ratio_rows("time_vs_copy", paired_ratios(samples, copy_samples), reference=COPY)
     step = m.steps[0]
-    if p["device"] == "cpu" and p.get("preset") != "fast":  # fast: times only (smaps costs ~12 ms a case)
+    # fast: times only (smaps costs ~12 ms a case); lean: a process after the first of k (_processes.py)
+    if p["device"] == "cpu" and p.get("preset") != "fast" and not p.get("lean"):
         with s.grad_context():  # one more call: its output and gradients sit where the timed calls' did
             output = step()
         grads = [g.grad for g in (*step.own_tensors, *m.built.params) if g.grad is not None]

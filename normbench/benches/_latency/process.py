@@ -92,7 +92,7 @@ def page_rows(device: str, *tensors) -> list[dict]:
 def machine_speed_reading(p: dict) -> float | None:
     """A canary reading (timing/canary.py) for a CPU case outside the fast preset, else None. The first
     reading of a process also takes the reference readings."""
-    if p["device"] != "cpu" or p.get("preset") == "fast":
+    if p["device"] != "cpu" or p.get("preset") == "fast" or p.get("lean"):
         return None
     canary.reference()
     return canary.read()

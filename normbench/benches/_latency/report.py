@@ -86,7 +86,13 @@ def _grid_tables(grid, cases, baseline, notes) -> list[Table]:
         f"Time = the {stat} of each case's raw samples, in the column's unit, to 3 significant figures (2 "
         "where marked !: the case's spread is above 10%, from the 95% interval of its paired ratio, else its "
         f"IQR). fastest vs {baseline}: the median of the per-round ratios of times taken in the same paired "
-        "rounds, with its 95% interval (unpaired: timed apart, a ratio of two times).",
+        + (
+            f"rounds in each of {int(k)} fresh processes, the median over processes with its 95% interval over "
+            "processes (where a rerun lands)"
+            if (k := cases["processes"].max() if "processes" in cases else 1) > 1
+            else "rounds, with its 95% interval"
+        )
+        + " (unpaired: timed apart, a ratio of two times).",
     ]
     bw_notes = [
         "GB/s from the byte model (docs/methodology.md); in brackets the fraction of the copy probe's GB/s, "

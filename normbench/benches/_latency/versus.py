@@ -1,14 +1,17 @@
 """The report's ratio of one implementation's time to another's at the same parameters, paired wherever
 the run allows: the stored `time_vs_ref` when the other is the case's reference; the per-round ratio of
-the two cases' raw samples when one round set timed both (same `round_set` label); else, unpaired, the
+the two cases' raw samples when one round set timed both (same `round_set` label; over processes, the
+median of each process's and the interval over processes); else, unpaired, the
 ratio of their times (no interval: two timings taken apart in time share none of the machine's phases)."""
 
 from __future__ import annotations
 
 import math
+from statistics import median
 
 import pandas as pd
 
+from normbench.core.robust import over_processes
 from normbench.timing.paired import median_interval
 
 COLUMNS = ["vs_ratio", "vs_lo", "vs_hi", "vs_paired"]
@@ -21,7 +24,10 @@ def versus(ok: pd.DataFrame, cases: pd.DataFrame, other: str, keys: list[str]) -
     refs = _labels(ok, "time_vs_ref_median", "reference")
     sets = _labels(ok, None, "round_set")
     raw = ok[(ok["metric"] == "time") & ok["sample"].notna()].sort_values("sample")
-    samples = {cid: list(g["value"]) for cid, g in raw.groupby("case_id")}
+    process = raw["process"].fillna(-1) if "process" in raw else pd.Series(-1, index=raw.index)
+    samples: dict = {}  # case id -> process (-1: a run in one process) -> its rounds' samples
+    for (cid, i), g in raw.groupby([raw["case_id"], process]):
+        samples.setdefault(cid, {})[int(i)] = list(g["value"])
     by_key = {
         _key(r, keys): r for _, r in cases[cases["label"] == other].iterrows()
     }  # the other implementation's case at each set of keys
@@ -40,11 +46,16 @@ def _one(c, b, other: str, refs: dict, sets: dict, samples: dict) -> tuple:
         return c["time_vs_ref_median"], c.get("time_vs_ref_lo", nan), c.get("time_vs_ref_hi", nan), True
     if b is None:
         return nan, nan, nan, False
-    mine, theirs = samples.get(c["case_id"], []), samples.get(b["case_id"], [])
+    mine, theirs = samples.get(c["case_id"], {}), samples.get(b["case_id"], {})
     same_set = sets.get(c["case_id"]) is not None and sets.get(c["case_id"]) == sets.get(b["case_id"])
-    if same_set and mine and len(mine) == len(theirs):
-        mid, lo, hi = median_interval([x / y for x, y in zip(mine, theirs, strict=True) if y > 0])
-        return mid, lo, hi, True
+    paired = same_set and mine and mine.keys() == theirs.keys()
+    if paired and all(len(mine[i]) == len(theirs[i]) for i in mine):
+        per = {i: [x / y for x, y in zip(mine[i], theirs[i], strict=True) if y > 0] for i in mine}
+        if list(per) == [-1]:  # one process: the interval over its rounds (timing/paired.py)
+            mid, lo, hi = median_interval(per[-1])
+            return mid, lo, hi, True
+        est = over_processes([median(r) for r in per.values() if r])  # over processes (core/robust.py)
+        return est.estimate, est.lo, est.hi, True
     return c["time"] / b["time"] if b["time"] else nan, nan, nan, False
 
 
