@@ -54,7 +54,10 @@ def test_official_matches_their_code_on_a_padded_batch():
     torch.testing.assert_close(layer.inner.running_mean, rm)
     torch.testing.assert_close(layer.inner.running_var, rv)
 
-    dy = torch.randn(x.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * real[..., None]
+    dy = (
+        torch.randn(x.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+        * real[..., None]
+    )
     (ga,) = torch.autograd.grad(ya, xa, dy)
     gb, gw = torch.autograd.grad(yb, [xb, w], dy)
     torch.testing.assert_close(ga, gb)
