@@ -14,6 +14,7 @@ from normbench.benches._tensors import check_device
 from normbench.data.seq2seq_pairs import generate_pairs
 from normbench.models.encdec import EncDecConfig, EncoderDecoder
 from normbench.models.weight_init import CROSS_RESIDUAL, CROSS_WEIGHTS, RESIDUAL_WEIGHTS
+from normbench.norms import get_norm
 
 GROUPS = {  # site -> the matrix names of one stack's layers it pools
     "qk": ("q_proj", "k_proj"),
@@ -52,6 +53,8 @@ def build_encdec(case, vocab: int) -> EncoderDecoder:
         init=p["init"],
         qk_init=p["qk_init"],
         embed=p["embed"],
+        # batch statistics in the encoder only; the causal decoder keeps LayerNorm (models/encdec.py)
+        dec_norm="layernorm" if get_norm(case.norm).mixes_tokens else "",
     )
     return EncoderDecoder(cfg).to(p["device"])
 
@@ -71,6 +74,7 @@ def train_spec(p) -> TrainSpec:
         betas=(p["beta1"], p["beta2"]),
         momentum=p["momentum"],
         train=p["train"],
+        max_tokens=p["max_tokens"],
     )
 
 
