@@ -80,10 +80,27 @@ def train_spec(p) -> TrainSpec:
 
 @torch.no_grad()
 def construction_rows(model) -> list[dict]:
-    rows = [
-        {"metric": "residual_alpha", "unit": "ratio", "value": alpha, "step": 0, "site": side}
-        for side, alpha in (("enc", model.alpha_enc), ("dec", model.alpha_dec))
-    ]
+    # the α each stack's blocks use (what the forward reads), not the model's attribute it was built from:
+    # the mean over the blocks, and the spread, which is 0 when every block has the one α
+    rows = []
+    for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
+        alphas = [float(b.alpha) for b in stack]
+        rows += [
+            {
+                "metric": "residual_alpha",
+                "unit": "ratio",
+                "value": sum(alphas) / len(alphas),
+                "step": 0,
+                "site": side,
+            },
+            {
+                "metric": "residual_alpha_spread",
+                "unit": "ratio",
+                "value": max(alphas) - min(alphas),
+                "step": 0,
+                "site": side,
+            },
+        ]
     for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
         for site, names in GROUPS.items():
             weights = [lin.weight for b in stack for n, lin in b.linears().items() if n in names]
