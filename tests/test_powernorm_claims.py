@@ -57,6 +57,34 @@ def test_each_batchnorm_baseline_is_judged_and_named():
     assert "PN − batchnorm:official [" in verdict("powernorm_not_behind_bn_or_ln", df)["CI"]
 
 
+def budget(rows, max_tokens):
+    """The rows of one run, batched under `max_tokens` (0: fixed rows): a swept parameter, so a setting."""
+    out = []
+    for r in rows:
+        out.append(
+            {
+                **r,
+                "max_tokens": max_tokens,
+                "params": r["params"][:-1] + f', "max_tokens": {max_tokens}}}',
+                "case_id": r["case_id"] + str(max_tokens),
+            }
+        )
+    return out
+
+
+def test_fixed_rows_beside_a_token_budget_are_the_stress_cell_reported_not_judged():
+    """The paper's batches are a token budget; a fixed-rows setting beside them shows its verdict as
+    REPORTED and the claim is judged on the budget (PowerNorm behind there still FAILs)."""
+    good = {"layernorm": [2.0, 2.02, 2.04], "batchnorm": [2.1, 2.12, 2.13], PN: [2.0, 2.03, 2.03]}
+    bad = {"layernorm": [2.0, 2.02, 2.04], "batchnorm": [2.05, 2.06, 2.08], PN: [2.2, 2.21, 2.23]}
+    rows = [budget(training_run(n, s, v), 1152) for n, vs in good.items() for s, v in enumerate(vs)]
+    rows += [budget(training_run(n, s, v), 0) for n, vs in bad.items() for s, v in enumerate(vs)]
+    v = verdict("powernorm_not_behind_bn_or_ln", frame(*rows))
+    assert v["verdict"] == "PASS" and "stress cell, fixed rows (would read FAIL, not judged)" in v["numbers"]
+    swapped = [budget(training_run(n, s, v), 1152) for n, vs in bad.items() for s, v in enumerate(vs)]
+    assert verdict("powernorm_not_behind_bn_or_ln", frame(*swapped))["verdict"] == "FAIL"
+
+
 def _with_nu_share(rows, share):
     return rows + [{**rows[0], "metric": "pn_nu_share", "value": share, "layer": 1, "site": "1.attn"}]
 
@@ -66,11 +94,7 @@ def test_the_nu_share_is_reported_per_setting():
     for max_tokens, share in ((0, 0.15), (1152, 0.01)):
         for s in range(3):
             for norm, loss in (("layernorm", 2.0 + s / 100), (PN, 2.1 + s / 100)):
-                rows = training_run(norm, s, loss)
-                for r in rows:  # the batcher is a swept parameter: two settings
-                    r["max_tokens"] = max_tokens
-                    r["params"] = r["params"][:-1] + f', "max_tokens": {max_tokens}}}'
-                    r["case_id"] += str(max_tokens)
+                rows = budget(training_run(norm, s, loss), max_tokens)
                 df.append(_with_nu_share(rows, share + s / 1000) if norm == PN else rows)
     v = verdict("powernorm_nu_share", frame(*df))
     assert v["verdict"] == "REPORTED"

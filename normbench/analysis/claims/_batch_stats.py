@@ -5,7 +5,7 @@ an interval), and each run's batch-mean fluctuation over its i.i.d. floor at the
 
 from __future__ import annotations
 
-from normbench.analysis.claims import FAIL, PASS
+from normbench.analysis.claims import FAIL, PASS, REPORTED
 from normbench.analysis.claims.stats import settings
 from normbench.analysis.fluctuation import per_run_medians
 from normbench.analysis.runs import training_runs
@@ -30,14 +30,24 @@ PREMISE_NO_DATA = (
 )
 
 
+def budgeted(runs) -> bool:
+    """Any run batched under a token budget (max_tokens > 0)?"""
+    return "max_tokens" in runs and bool((runs["max_tokens"].fillna(0).astype(float) > 0).any())
+
+
 def judge_settings(runs, judge) -> tuple[list[str], list[str], list, list[str]]:
     """judge(runs of one setting) -> (state, text, ci), per setting (every swept parameter but norm and seed);
-    returns (states, texts, seeds, cis) over the settings it could judge (state None: skipped)."""
+    returns (states, texts, seeds, cis) over the settings it could judge (state None: skipped). Where the runs
+    hold token-budget settings (the paper's batches, fairseq's --max-tokens), those are the claims' setting
+    and a fixed-rows setting beside them is the stress cell: its verdict is shown, REPORTED, not judged."""
     states, texts, seeds, cis = [], [], [], []
+    stress_cells = budgeted(runs)
     for label, g in settings(runs):
         state, text, ci = judge(g)
         if state is None:
             continue
+        if stress_cells and not budgeted(g) and state in (PASS, FAIL):
+            state, text = REPORTED, f"stress cell, fixed rows (would read {state}, not judged): {text}"
         states.append(state)
         texts.append(f"[{label}] {text}" if label else text)
         seeds += list(g["seed"])
@@ -47,6 +57,12 @@ def judge_settings(runs, judge) -> tuple[list[str], list[str], list, list[str]]:
 
 def all_pass(states) -> str:
     return PASS if states and all(s == PASS for s in states) else FAIL
+
+
+def overall(states) -> str:
+    """The claim's verdict over its settings: PASS/FAIL over the judged ones; REPORTED when none was judged."""
+    judged = [s for s in states if s != REPORTED]
+    return all_pass(judged) if judged else REPORTED
 
 
 def per_layer_ratios(frame, norm: str = "batchnorm"):

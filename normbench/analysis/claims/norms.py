@@ -15,6 +15,7 @@ from normbench.analysis.claims._batch_stats import (
     first_bn_ratios,
     first_bn_site,
     judge_settings,
+    overall,
     per_layer_ratios,
     premise_runs,
 )
@@ -97,7 +98,7 @@ def bn_masked_lm_worse_than_ln(frame):
     states, texts, seeds, cis = judge_settings(premise_runs(frame), judge)
     if not states:
         return Verdict(NO_DATA, f"needs BatchNorm and LayerNorm {PREMISE_NO_DATA}, ≥ 2 shared seeds")
-    return Verdict(all_pass(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
+    return Verdict(overall(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
 
 
 @claim(
@@ -138,7 +139,7 @@ def bn_fluctuation_beyond_iid(frame):
     states, texts, seeds, cis = judge_settings(runs, judge)
     if not states:
         return Verdict(NO_DATA, f"needs fluctuation rows of BatchNorm {PREMISE_NO_DATA}")
-    return Verdict(all_pass(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
+    return Verdict(overall(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
 
 
 PN_OFFICIAL = "powernorm:official"

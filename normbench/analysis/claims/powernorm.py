@@ -7,7 +7,13 @@ Details: docs/methodology.md, "Notes from the code"; docs/results.md, "BatchNorm
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, REPORTED, Verdict, claim
-from normbench.analysis.claims._batch_stats import PREMISE_NO_DATA, all_pass, judge_settings, premise_runs
+from normbench.analysis.claims._batch_stats import (
+    PREMISE_NO_DATA,
+    all_pass,
+    judge_settings,
+    overall,
+    premise_runs,
+)
 from normbench.analysis.claims.norms import (
     LOSS_MARGIN_WHY,
     MARGIN,
@@ -25,9 +31,7 @@ def _verdict(frame, judge, missing: str) -> Verdict:
     states, texts, seeds, cis = judge_settings(premise_runs(frame), judge)
     if not states:
         return Verdict(NO_DATA, f"needs {missing} {PREMISE_NO_DATA}, ≥ 2 shared seeds")
-    judged = [s for s in states if s != REPORTED]
-    state = REPORTED if not judged else all_pass(judged)
-    return Verdict(state, "; ".join(texts), seeds_text(seeds), "; ".join(cis))
+    return Verdict(overall(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
 
 
 @claim(
