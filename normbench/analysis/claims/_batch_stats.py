@@ -5,8 +5,8 @@ an interval), and each run's batch-mean fluctuation over its i.i.d. floor at the
 
 from __future__ import annotations
 
-from normbench.analysis.claims import FAIL, PASS, REPORTED
-from normbench.analysis.claims.stats import settings
+from normbench.analysis.claims import FAIL, NO_DATA, PASS, REPORTED, Verdict
+from normbench.analysis.claims.stats import seeds_text, settings
 from normbench.analysis.fluctuation import per_run_medians
 from normbench.analysis.runs import training_runs
 
@@ -103,3 +103,12 @@ def _forward_order(layer, site) -> tuple[int, int]:
     """Where a norm sits in the forward pass: (layer, position of its site within the block)."""
     name = str(site).split(".")[-1]
     return (int(layer), SITE_ORDER.index(name) if name in SITE_ORDER else len(SITE_ORDER))
+
+
+def settings_verdict(runs, judge, missing: str) -> Verdict:
+    """A claim judged setting by setting (judge_settings), its verdict over them (overall); NO DATA with
+    `missing` when no setting could be judged."""
+    states, texts, seeds, cis = judge_settings(runs, judge)
+    if not states:
+        return Verdict(NO_DATA, missing)
+    return Verdict(overall(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))

@@ -6,18 +6,19 @@ Details: docs/results.md, "BatchNorm's premise"."""
 
 from __future__ import annotations
 
-from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
-from normbench.analysis.claims._batch_stats import all_pass, judge_settings
+from normbench.analysis.claims import Verdict, claim
+from normbench.analysis.claims._batch_stats import all_pass, settings_verdict
 from normbench.analysis.claims.norms import (
     LOSS_MARGIN_WHY,
     MARGIN,
     PN_OFFICIAL,
     PN_SOURCE,
-    _gap_text,
+    above_margin,
     baselines_in,
-    paired_gap,
+    bn_worse_than_ln,
+    gap_checks,
+    not_behind,
 )
-from normbench.analysis.claims.stats import fmt_ci, mean_ci, seeds_text
 from normbench.analysis.runs import stability_runs
 
 NO_RUNS = "encoder-decoder runs (model = encdec) of LayerNorm and an encoder BatchNorm"
@@ -34,10 +35,7 @@ def encoder_norm_runs(frame):
 
 
 def _verdict(frame, judge, missing: str) -> Verdict:
-    states, texts, seeds, cis = judge_settings(encoder_norm_runs(frame), judge)
-    if not states:
-        return Verdict(NO_DATA, f"needs {missing}, ≥ 2 shared seeds per setting")
-    return Verdict(all_pass(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
+    return settings_verdict(encoder_norm_runs(frame), judge, f"needs {missing}, ≥ 2 shared seeds per setting")
 
 
 @claim(
@@ -51,19 +49,7 @@ def _verdict(frame, judge, missing: str) -> Verdict:
     f"{MARGIN}: {LOSS_MARGIN_WHY}",
 )
 def encdec_bn_encoder_worse_than_ln(frame):
-    def judge(runs):
-        states, texts, cis = [], [], []
-        for bn in baselines_in(runs):
-            pairs = paired_gap(runs, bn)
-            if len(pairs) < 2:
-                continue
-            m, lo, hi = mean_ci(pairs["gap"])
-            states.append(PASS if lo > MARGIN else FAIL)
-            texts.append(_gap_text(pairs, bn))
-            cis.append(f"{bn} − LN {fmt_ci(lo, hi)}")
-        return (all_pass(states), "; ".join(texts), "; ".join(cis)) if states else (None, "", "")
-
-    return _verdict(frame, judge, NO_RUNS)
+    return _verdict(frame, bn_worse_than_ln, NO_RUNS)
 
 
 @claim(
@@ -79,21 +65,10 @@ def encdec_bn_encoder_worse_than_ln(frame):
 )
 def encdec_pn_encoder_matches_ln_beats_bn(frame):
     def judge(runs):
-        vs_ln = paired_gap(runs, PN_OFFICIAL)
-        if len(vs_ln) < 2:
-            return None, "", ""
-        m, lo, hi = mean_ci(vs_ln["gap"])
-        states, texts, cis = [PASS if hi <= MARGIN else FAIL], [_gap_text(vs_ln, PN_OFFICIAL)], []
-        cis.append(f"PN − LN {fmt_ci(lo, hi)}")
-        for bn in baselines_in(runs):
-            pairs = paired_gap(runs, bn, reference=PN_OFFICIAL)
-            if len(pairs) < 2:
-                continue
-            bm, blo, bhi = mean_ci(pairs["gap"])
-            states.append(PASS if blo > MARGIN else FAIL)
-            texts.append(_gap_text(pairs, bn, PN_OFFICIAL))
-            cis.append(f"{bn} − PN {fmt_ci(blo, bhi)}")
-        if len(states) < 2:
+        checks = [(PN_OFFICIAL, "layernorm", "PN − LN", not_behind)]
+        checks += [(bn, PN_OFFICIAL, f"{bn} − PN", above_margin) for bn in baselines_in(runs)]
+        states, texts, cis = gap_checks(runs, checks)
+        if len(states) < 2 or not cis[0].startswith("PN − LN"):
             return None, "", ""
         return all_pass(states), "; ".join(texts), "; ".join(cis)
 

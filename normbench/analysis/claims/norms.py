@@ -18,6 +18,7 @@ from normbench.analysis.claims._batch_stats import (
     overall,
     per_layer_ratios,
     premise_runs,
+    settings_verdict,
 )
 from normbench.analysis.claims.stats import fmt_ci, mean_ci, paired, seeds_text
 from normbench.analysis.runs import training_runs
@@ -81,24 +82,8 @@ PN_SOURCE = "Shen et al. 2020 (PowerNorm, arXiv:2003.07845)"
     f"{LOSS_MARGIN_WHY}",
 )
 def bn_masked_lm_worse_than_ln(frame):
-    def judge(runs):
-        states, texts, cis = [], [], []
-        for bn in baselines_in(runs):
-            pairs = paired_gap(runs, bn)
-            if len(pairs) < 2:
-                continue
-            m, lo, hi = mean_ci(pairs["gap"])
-            states.append(PASS if lo > MARGIN else FAIL)
-            texts.append(_gap_text(pairs, bn))
-            cis.append(f"{bn} − LN {fmt_ci(lo, hi)}")
-        if not states:
-            return None, "", ""
-        return all_pass(states), "; ".join(texts), "; ".join(cis)
-
-    states, texts, seeds, cis = judge_settings(premise_runs(frame), judge)
-    if not states:
-        return Verdict(NO_DATA, f"needs BatchNorm and LayerNorm {PREMISE_NO_DATA}, ≥ 2 shared seeds")
-    return Verdict(overall(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
+    missing = f"needs BatchNorm and LayerNorm {PREMISE_NO_DATA}, ≥ 2 shared seeds"
+    return settings_verdict(premise_runs(frame), bn_worse_than_ln, missing)
 
 
 @claim(
@@ -151,6 +136,37 @@ BN_BASELINES = ("batchnorm", "batchnorm:official")
 def baselines_in(runs) -> list[str]:
     """The BatchNorm baselines these runs hold, in BN_BASELINES order."""
     return [b for b in BN_BASELINES if (runs["norm"] == b).any()] if not runs.empty else []
+
+
+def above_margin(lo: float, hi: float) -> bool:  # "worse" / "ahead": the interval wholly above +MARGIN
+    return lo > MARGIN
+
+
+def not_behind(lo: float, hi: float) -> bool:  # "not behind beyond the margin": the upper end ≤ +MARGIN
+    return hi <= MARGIN
+
+
+def gap_checks(runs, checks) -> tuple[list[str], list[str], list[str]]:
+    """One setting's (states, texts, cis) over checks [(norm, reference, ci label, passes(lo, hi))]: the paired
+    gap norm − reference and its 95% interval; a check with fewer than 2 pairs is left out."""
+    states, texts, cis = [], [], []
+    for norm, reference, label, passes in checks:
+        pairs = paired_gap(runs, norm, reference)
+        if len(pairs) < 2:
+            continue
+        m, lo, hi = mean_ci(pairs["gap"])
+        states.append(PASS if passes(lo, hi) else FAIL)
+        texts.append(_gap_text(pairs, norm, reference))
+        cis.append(f"{label} {fmt_ci(lo, hi)}")
+    return states, texts, cis
+
+
+def bn_worse_than_ln(runs):
+    """(state, text, ci) of one setting: each BatchNorm baseline's paired gap to LayerNorm, its interval above
+    +MARGIN; (None, "", "") without two pairs of any baseline."""
+    checks = [(bn, "layernorm", f"{bn} − LN", above_margin) for bn in baselines_in(runs)]
+    states, texts, cis = gap_checks(runs, checks)
+    return (all_pass(states), "; ".join(texts), "; ".join(cis)) if states else (None, "", "")
 
 
 @claim(

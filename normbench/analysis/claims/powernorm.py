@@ -11,8 +11,8 @@ from normbench.analysis.claims._batch_stats import (
     PREMISE_NO_DATA,
     all_pass,
     judge_settings,
-    overall,
     premise_runs,
+    settings_verdict,
 )
 from normbench.analysis.claims.norms import (
     LOSS_MARGIN_WHY,
@@ -22,16 +22,17 @@ from normbench.analysis.claims.norms import (
     _gap_text,
     _statuses,
     baselines_in,
+    gap_checks,
+    not_behind,
     paired_gap,
 )
 from normbench.analysis.claims.stats import fmt_ci, mean_ci, seeds_text
 
 
 def _verdict(frame, judge, missing: str) -> Verdict:
-    states, texts, seeds, cis = judge_settings(premise_runs(frame), judge)
-    if not states:
-        return Verdict(NO_DATA, f"needs {missing} {PREMISE_NO_DATA}, ≥ 2 shared seeds")
-    return Verdict(overall(states), "; ".join(texts), seeds_text(seeds), "; ".join(cis))
+    return settings_verdict(
+        premise_runs(frame), judge, f"needs {missing} {PREMISE_NO_DATA}, ≥ 2 shared seeds"
+    )
 
 
 @claim(
@@ -49,15 +50,8 @@ def _verdict(frame, judge, missing: str) -> Verdict:
 )
 def powernorm_not_behind_bn_or_ln(frame):
     def judge(runs):
-        states, texts, cis = [], [], []
-        for reference in (*baselines_in(runs), "layernorm"):
-            pairs = paired_gap(runs, PN_OFFICIAL, reference=reference)
-            if len(pairs) < 2:
-                continue
-            m, lo, hi = mean_ci(pairs["gap"])
-            states.append(PASS if hi <= MARGIN else FAIL)
-            texts.append(_gap_text(pairs, PN_OFFICIAL, reference))
-            cis.append(f"PN − {reference} {fmt_ci(lo, hi)}")
+        refs = (*baselines_in(runs), "layernorm")
+        states, texts, cis = gap_checks(runs, [(PN_OFFICIAL, r, f"PN − {r}", not_behind) for r in refs])
         if len(states) < 2 or not (runs["norm"] == "layernorm").any():
             return None, "", ""
         return all_pass(states), "; ".join(texts), "; ".join(cis)
