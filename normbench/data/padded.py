@@ -1,6 +1,6 @@
 """Batches of whole units (sentences or lines, data/segments.py), padded to the batch's longest unit, with
 the mask of padded positions: what a Transformer toolkit feeds a model, and what BatchNorm's statistics
-must leave out (the PowerNorm authors' MaskBatchNorm / MaskPowerNorm take it as `pad_mask`). A batch is
+must leave out (the PowerNorm authors' MaskPowerNorm takes it as `pad_mask`). A batch is
 either a fixed number of rows or, as fairseq makes it (`--max-tokens`, fairseq/data/data_utils.py
 batch_by_size), as many rows as fit a token budget: rows × longest ≤ max_tokens.
 

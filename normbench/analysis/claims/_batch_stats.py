@@ -16,7 +16,7 @@ UNITS = ("padded", "bucketed")  # batches of whole sentences or lines: the Power
 def premise_runs(frame):
     """Masked-LM runs on batches of whole sentences or lines (batching = padded or bucketed), BatchNorm
     and PowerNorm over the real tokens only: the setting of the PowerNorm paper (translation and LM
-    batches of padded sentences; the authors' MaskBatchNorm / MaskPowerNorm drop the padding). Runs on
+    batches of padded sentences; the authors' MaskPowerNorm drops the padding). Runs on
     fixed windows (or stored before batching existed) are not that setting."""
     runs = training_runs(frame)
     if runs.empty or "batching" not in runs:
