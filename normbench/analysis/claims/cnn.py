@@ -169,7 +169,7 @@ def bn_fluctuation_above_cnn(frame):
         lm = lm[lm["case_id"].isin(runs["case_id"])].dropna(subset=["bn_mean_shift_sd"])
     else:
         lm = lm.iloc[0:0]
-    if len(cnn) < 2 or lm["case_id"].nunique() < 2:
+    if len(cnn) < 2 or lm.empty or lm["case_id"].nunique() < 2:  # a CNN-only run has no LM rows at all
         return Verdict(
             NO_DATA,
             "needs BatchNorm runs of the cnn bench and of the masked LM on padded batches, ≥ 2 seeds each, "
