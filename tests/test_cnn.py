@@ -89,13 +89,13 @@ def test_a_cnn_run_stores_loss_accuracy_and_batch_statistics():
     ]
 
 
-def planted(losses: dict, shift=0.01):
+def planted(losses: dict, shift=0.01, lr=0.05, optimizer="sgd"):
     rows = []
     for norm, values in losses.items():
         for seed, loss in enumerate(values):
-            params = {"seed": seed, "steps": 500, "lr": 0.05, "width": 8}
+            params = {"seed": seed, "steps": 500, "lr": lr, "width": 8, "optimizer": optimizer}
             base = {"bench": "cnn", "norm": norm, "impl": None, "status": "ok", "params": json.dumps(params)}
-            base |= {"case_id": f"{norm}{seed}", "sample": None, **params}
+            base |= {"case_id": f"{norm}{seed}{optimizer}{lr}", "sample": None, **params}
             rows += [
                 {**base, "metric": "final_loss", "value": loss, "step": None},
                 {**base, "metric": "accuracy", "value": 1 - loss / 3, "step": None},
@@ -151,3 +151,23 @@ def test_transformer_fluctuation_against_the_cnns(lm, expected):
     both = pd.concat([transformer, cnn], ignore_index=True)
     assert state("bn_fluctuation_above_cnn", both) == expected
     assert state("bn_fluctuation_above_cnn", cnn) == "NO DATA"
+
+
+def test_each_norm_is_judged_at_its_best_recipe_and_no_speedup_over_a_plain_cnn_at_chance():
+    """At SGD 0.05 LayerNorm half-fails and the plain CNN sits at chance (ln 10 = 2.303); under Adam all
+    train. BatchNorm's win at the shared lr is LayerNorm's bad recipe: at each norm's best they tie (FAIL);
+    the plain CNN at chance at every recipe makes the speedup claim NO DATA, never a vacuous PASS."""
+    sgd = planted({"batchnorm": [0.30, 0.32, 0.31], "layernorm": [1.2, 1.3, 1.1], "identity": [2.303] * 3})
+    adam = planted(
+        {"batchnorm": [0.31, 0.31, 0.32], "layernorm": [0.30, 0.33, 0.31], "identity": [2.30, 2.31, 2.305]},
+        lr=1e-3,
+        optimizer="adam",
+    )
+    both = pd.concat([sgd, adam])
+    assert state("bn_cnn_beats_ln", sgd) == "PASS"  # one shared recipe: LayerNorm's bad lr decides it
+    assert state("bn_cnn_beats_ln", both) == "FAIL"  # at each one's best: a tie
+    assert state("ln_cnn_beats_no_norm", both) == "NO DATA"
+    learns = planted(
+        {"layernorm": [0.30, 0.33, 0.31], "identity": [0.9, 0.95, 0.92]}, lr=1e-3, optimizer="adam"
+    )
+    assert state("ln_cnn_beats_no_norm", pd.concat([sgd, learns])) == "PASS"

@@ -121,12 +121,12 @@ def test_bad_input_is_one_line_at_its_key(params, where):
     assert where in str(info.value)
 
 
-def test_batch_statistics_norms_are_refused():
+def test_batch_statistics_norms_go_in_the_encoder_but_not_with_subln():
+    parse_suite(suite(norms='["batchnorm", "powernorm:official"]'))  # the encoder's; the decoder keeps LN
     with pytest.raises(SuiteError) as info:
-        parse_suite(suite(norms='["batchnorm"]'))
-    assert (
-        "bench[0].norms: batchnorm normalizes over the batch: its statistics would mix in the padding"
-        in str(info.value)
+        parse_suite(suite(norms='["batchnorm"]', placement="subln"))
+    assert "bench[0].params.placement: batchnorm normalizes over the batch, and Sub-LN's inner norms" in str(
+        info.value
     )
 
 

@@ -14,6 +14,8 @@ NORM_CLAIMS = [
     "bn_masked_lm_worse_than_ln",
     "bn_fluctuation_beyond_iid",
     "powernorm_narrows_bn_gap",
+    "powernorm_not_behind_bn_or_ln",
+    "powernorm_nu_share",
     "bn_fluctuation_above_cnn",
     "bn_cnn_beats_ln",
     "ln_cnn_beats_no_norm",
@@ -68,9 +70,9 @@ def test_powernorm_is_not_judged_where_batchnorm_is_not_worse():
     same = masked([2.0, 2.02, 2.04], [2.03, 1.99, 2.05], [2.1, 2.1, 2.12])
     v = verdict("powernorm_narrows_bn_gap", same)
     assert v["verdict"] == "REPORTED" and v["numbers"].startswith(
-        "premise absent: BatchNorm − LayerNorm +0.003"
+        "premise absent: batchnorm − LayerNorm +0.003"
     )
-    assert "BN − LN [" in v["CI"] and "BN − PN [" in v["CI"]
+    assert "batchnorm − LN [" in v["CI"] and "batchnorm − PN [" in v["CI"]
     unhelpful = masked([2.0, 2.02, 2.04], [2.3, 2.25, 2.4], [2.29, 2.26, 2.38])
     v = verdict("powernorm_narrows_bn_gap", unhelpful)
     assert v["verdict"] == "FAIL" and v["numbers"].startswith("premise holds")
@@ -248,10 +250,16 @@ def test_the_norms_suite_validates_with_every_norm_seeds_and_known_claims():
         "rmsnorm",
         "dyt",
         "batchnorm",
+        "batchnorm:official",
         "powernorm",
         "powernorm:official",
     }
     assert all(len({s for m, s in masked if m == n}) >= 3 for n, _ in masked)
+    # the claims' setting under a token budget, fixed rows beside it as the stress cell
+    budgets = {
+        c.params.get("max_tokens", 0) for c in cases if c.kind == "stability" and c.norm == "batchnorm"
+    }
+    assert budgets == {0, 1152}
     # the BatchNorm claims' setting: padded sentence batches (statistics over real tokens), varied text
     assert {
         (c.params["batching"], c.params["data"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 import torch
 
 from normbench.norms import get_norm
@@ -141,3 +142,24 @@ def test_results_name_the_official_implementation_apart():
     assert variant_label("powernorm", "train") == "powernorm"  # the model default: Algorithm 1
     assert variant_label("layernorm", "module") == "layernorm"
     assert variant_label("powernorm", "module") == "powernorm"  # not one of its impls: the default
+
+
+def test_the_nu_probe_records_the_subtracted_share_of_each_backward():
+    """nu_shares gets ‖(1−α)ν ⊙ z‖ / ‖γ ⊙ ∂L/∂y‖ per call, from the ν the call starts with (0 at the first)."""
+    c = 8
+    built = get_norm("powernorm").build("official", c, eps=EPS, dtype=F64, device="cpu")
+    m = built.module
+    m.nu_shares = []
+    ref = Official(c, 1, 0)
+    g = torch.Generator().manual_seed(5)
+    w = m.weight.detach()
+    for _ in range(3):
+        x = torch.randn(32, c, generator=g, dtype=F64)
+        dy = torch.randn(32, c, generator=g, dtype=F64)
+        nu, phi = ref.ema.clone(), ref.phi.clone()
+        z = x / torch.sqrt(x.square().mean(-1, keepdim=True) + EPS) / torch.sqrt(phi + EPS)
+        expect = float(((1 - ALPHA) * nu * z).norm() / (dy * w).norm())
+        m(x.requires_grad_(True)).backward(dy)
+        ref.step(x.detach(), w, m.bias.detach(), dy)
+        assert float(m.nu_shares[-1]) == pytest.approx(expect, rel=1e-9, abs=1e-15)
+    assert float(m.nu_shares[0]) == 0.0 and len(m.nu_shares) == 3

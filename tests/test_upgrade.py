@@ -69,6 +69,7 @@ PARAMS_SINCE_FIXTURE = {
     "dec_depth",
     "min_len",
     "max_len",
+    "max_tokens",
 }
 
 

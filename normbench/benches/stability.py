@@ -81,6 +81,14 @@ class Stability(LMBench):
             hashed_at_default=False,
             help="padded/bucketed: the units, sentence (lines, also split after . ? ! and a space) or line",
         ),
+        "max_tokens": Param(
+            int,
+            0,
+            minimum=0,
+            hashed_at_default=False,
+            help="padded/bucketed: 0 = `batch` units a batch; else a token budget as fairseq's --max-tokens "
+            "(as many units as fit rows x longest <= max_tokens; `batch` unused)",
+        ),
         "warmup": Param(int, 0, minimum=0, help="linear warmup steps (0 = none)"),
         "schedule": Param(str, "constant", choices=SCHEDULES, help="after warmup: constant or inverse_sqrt"),
         "steps": Param(int, 300, minimum=1, help="optimizer updates"),
@@ -127,6 +135,7 @@ class Stability(LMBench):
             train=p["train"],
             batching=p["batching"],
             segment=p["segment"],
+            max_tokens=p["max_tokens"],
         )
         result = train(model, data, spec, p["device"])
         tail = result.losses[-10:]
@@ -182,6 +191,10 @@ class Stability(LMBench):
 def padding_problems(params, norm) -> list[tuple[str, str]]:
     """Padded batching needs a text to cut into units, and a placement whose every norm gets the pad mask."""
     if params["batching"] == "windows":
+        if params["max_tokens"]:
+            return [
+                ("max_tokens", 'a token budget batches whole units; set batching = "padded" or "bucketed"')
+            ]
         if params["segment"] != "sentence":
             return [
                 (
@@ -198,6 +211,9 @@ def padding_problems(params, norm) -> list[tuple[str, str]]:
                 'chain has none (use data = "text", "stdlib" or "mix")',
             )
         ]
+    longest = params["seq"] + (params["objective"] == "causal")  # _lm/batches.py unit_length
+    if 0 < params["max_tokens"] < longest:
+        return [("max_tokens", f"{params['max_tokens']} tokens cannot hold a unit of {longest} tokens")]
     if params["placement"] == "subln" and norm is not None and norm_mixes_tokens(norm):
         return [
             (

@@ -27,8 +27,10 @@ attention unscaled).
 Tokens: one id space for both sides, PAD = 0 (data/seq2seq.py); separate source and target embeddings, each
 with learned positions. Padding: `src_pad` (B, S) and `tgt_pad` (B, T) are True at padded positions; no query
 attends to a padded key, and the loss counts real target tokens only, so padding never changes the loss of
-the real tokens (tests/test_encdec_model.py). Norms that normalize over the batch are refused by the bench
-(their statistics would mix in the padding)."""
+the real tokens (tests/test_encdec_model.py). A norm with batch statistics (BatchNorm, PowerNorm) goes in
+the encoder only, with its statistics over the real source tokens (`src_pad` reaches every encoder norm); the
+decoder keeps `dec_norm` (LayerNorm: a causal decoder's batch statistics would see later tokens), as the
+PowerNorm authors ran IWSLT14 (train-iwslt14.sh "power power layer layer", sIncerass/powernorm)."""
 
 from __future__ import annotations
 
@@ -68,10 +70,13 @@ class EncDecConfig:
     init: str = "xavier"
     qk_init: str = "xavier"  # "zero": every W^Q = W^K = 0 (uniform attention)
     embed: str = "n01"  # key of transformer.EMBEDS
+    dec_norm: str = ""  # the decoder's norm ("" = norm) and its implementation
+    dec_impl: str | None = None
 
-    def blocks(self) -> ModelConfig:
-        """What the shared parts (Attention, FFN, norm_at) read: width, heads, FFN, norm. Attention's
-        causal flag is always passed explicitly here, so the objective field does not matter."""
+    def blocks(self, side: str = "enc") -> ModelConfig:
+        """What the shared parts (Attention, FFN, norm_at) read: width, heads, FFN, the side's norm.
+        Attention's causal flag is always passed explicitly here, so the objective field does not matter."""
+        dec = side == "dec" and self.dec_norm
         return ModelConfig(
             vocab=self.vocab,
             depth=max(self.enc_depth, self.dec_depth),
@@ -79,8 +84,8 @@ class EncDecConfig:
             heads=self.heads,
             ffn=self.ffn,
             placement=self.placement,
-            norm=self.norm,
-            impl=self.impl,
+            norm=self.dec_norm if dec else self.norm,
+            impl=self.dec_impl if dec else self.impl,
             eps=self.eps,
         )
 
@@ -105,8 +110,9 @@ class EncoderLayer(nn.Module):
             self.ln_ffn_out = cfg.norm_at(f"{site}.ffn_out")
 
     def forward(self, x, src_pad):  # (B, S, d) -> (B, S, d)
-        x = sublayer(self, x, lambda h: self.attn(h, key_padding_mask=src_pad), "attn")
-        return sublayer(self, x, self.ffn, "ffn")
+        pad = src_pad if self.ln_attn.flatten else None  # batch statistics over real source tokens only
+        x = sublayer(self, x, lambda h: self.attn(h, key_padding_mask=src_pad), "attn", pad)
+        return sublayer(self, x, self.ffn, "ffn", pad)
 
     def linears(self) -> dict[str, nn.Linear]:
         a, f = self.attn, self.ffn  # the draw order of the init: the decoder-only model's
@@ -159,7 +165,7 @@ class EncoderDecoder(nn.Module):
         if cfg.d % cfg.heads:
             raise ValueError(f"heads={cfg.heads} does not divide d={cfg.d}")
         self.cfg = cfg
-        b = cfg.blocks()
+        b, bd = cfg.blocks("enc"), cfg.blocks("dec")
         deep = cfg.placement == "deepnorm"
         self.alpha_enc, self.alpha_dec = (
             encdec_deepnorm_alpha(cfg.enc_depth, cfg.dec_depth) if deep else (1.0, 1.0)
@@ -172,9 +178,9 @@ class EncoderDecoder(nn.Module):
         self.enc_final = b.norm_at("enc.final") if final else None
         self.tgt_emb = nn.Embedding(cfg.vocab, cfg.d)
         self.tgt_pos = nn.Embedding(cfg.max_len, cfg.d)
-        self.dec_emb_norm = b.norm_at("dec.0.embed") if periln else None
-        self.decoder = nn.ModuleList(DecoderLayer(b, i, self.alpha_dec) for i in range(1, cfg.dec_depth + 1))
-        self.dec_final = b.norm_at("dec.final") if final else None
+        self.dec_emb_norm = bd.norm_at("dec.0.embed") if periln else None
+        self.decoder = nn.ModuleList(DecoderLayer(bd, i, self.alpha_dec) for i in range(1, cfg.dec_depth + 1))
+        self.dec_final = bd.norm_at("dec.final") if final else None
         self.head = nn.Linear(cfg.d, cfg.vocab, bias=False)
         init_encdec_weights(self, cfg.init, qk_zero=cfg.qk_init == "zero", embed_std=EMBEDS[cfg.embed])
 
@@ -182,11 +188,14 @@ class EncoderDecoder(nn.Module):
         """src (B, S) ids, src_pad (B, S) -> memory (B, S, d): F_e(x, theta_e), what every cross-attention
         reads (DeepNet Thm 4.3's encoder update is ||F_e(theta*) - F_e(theta)||)."""
         x = self.src_emb(src) + self.src_pos(torch.arange(src.shape[1], device=src.device))  # (B, S, d)
+        pad = (
+            {"pad_mask": src_pad} if self.encoder[0].ln_attn.flatten else {}
+        )  # batch statistics: real tokens
         if self.enc_emb_norm is not None:
-            x = self.enc_emb_norm(x)
+            x = self.enc_emb_norm(x, **pad)
         for layer in self.encoder:
             x = layer(x, src_pad)
-        return self.enc_final(x) if self.enc_final is not None else x
+        return self.enc_final(x, **pad) if self.enc_final is not None else x
 
     def decode(self, tgt_in, memory, src_pad, tgt_pad):
         """tgt_in (B, T) ids (BOS then the target shifted right: teacher forcing) -> (B, T, d), the head's

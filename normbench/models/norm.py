@@ -9,8 +9,10 @@ var 1), not the non-trivial ones the latency bench's builder gives them.
 
 With a pad mask (B, T), True at padded positions, such a norm sees only the real tokens: it runs on the
 (real tokens, width) rows, so its batch statistics, running statistics and (PowerNorm) backward averages
-leave the padding out, as the PowerNorm authors' MaskBatchNorm / MaskPowerNorm do with `pad_mask`
-(sIncerass/powernorm, fairseq/modules/norms/); padded outputs are 0 (inert: no real position reads them).
+leave the padding out, as the PowerNorm authors' MaskPowerNorm does with `pad_mask` (sIncerass/powernorm,
+fairseq/modules/norms/); their BatchNorm (batchnorm:official) counts padded positions filled with the real
+tokens' mean, so a module that declares `fills_padding` also gets their count. Padded outputs are 0
+(inert: no real position reads them).
 Per-token norms run on every position as before. The kept inputs and the fluctuation hook see the real
 tokens only."""
 
@@ -75,5 +77,8 @@ class NormLayer(nn.Module):
         if not self.flatten:
             return self.inner(x)
         out = torch.zeros_like(flat)
-        out[real] = self.inner(tokens)
+        if getattr(self.inner, "fills_padding", False):  # batchnorm:official counts the padded positions
+            out[real] = self.inner(tokens, pad_count=int(pad_mask.sum()))
+        else:
+            out[real] = self.inner(tokens)
         return out.reshape(x.shape)

@@ -37,7 +37,8 @@ Padded batches (pad = True): one more embedding row, the pad id (V, or V + 1 aft
 trained (nn.Embedding padding_idx). The key-padding mask (B, T), True at padded positions, taken from the
 input ids (idx == pad id, as fairseq's encoder does) unless given, keeps every query from attending to a
 padded key and reaches every norm: BatchNorm and PowerNorm then compute their statistics over the real
-tokens only (models/norm.py), as the PowerNorm authors' MaskBatchNorm / MaskPowerNorm do with `pad_mask`.
+tokens only (models/norm.py), as the PowerNorm authors' MaskPowerNorm does with `pad_mask` (their
+BatchNorm, batchnorm:official, also counts the padding filled with the real mean).
 A padded position never reaches a real one, so its values are inert.
 
 Every norm comes from the registry (layernorm, rmsnorm, dyt, batchnorm, ...) and is wrapped in `NormLayer`

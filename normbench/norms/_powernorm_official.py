@@ -36,6 +36,12 @@ final norm to the lr warm-up like the block norms (the stated choice), and `offi
 literal 1000 calls (`tie_to_model(final=True)` with `literal_final`), to measure what the literal reading
 does.
 
+The ν probe: with `nu_shares` set to a list, every backward appends ‖(1−α)ν ⊙ z‖ / ‖g‖, the share of the
+gradient the subtracted term is (the stability bench's `pn_nu_share` rows; docs/results.md, "BatchNorm's
+premise"). ν is a running sum of per-token gradient means, so its scale follows the gradient per token,
+which is ∝ 1/(counted tokens) of the batches that built it; where batches vary in size it mismatches the
+current batch's g.
+
 Padding: MaskPowerNorm computes ψ_B² over the real tokens (`mask_x`, from `pad_mask`). The model's
 NormLayer gives this module the real tokens only (models/norm.py), so ψ_B² is theirs; their backward
 averages ν's update over every position of the padded tensor (a padded position has g = 0 but z ≠ 0, so it
@@ -66,7 +72,19 @@ def official_function():
 
     class OfficialPowerFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, x, weight, bias, running_phi, ema_gz, t: int, warmup: int, alpha: float, eps: float):
+        def forward(
+            ctx,
+            x,
+            weight,
+            bias,
+            running_phi,
+            ema_gz,
+            t: int,
+            warmup: int,
+            alpha: float,
+            eps: float,
+            shares=None,
+        ):
             stat = torch.promote_types(x.dtype, torch.float32)
             var = x.to(stat).square().mean(0)  # ψ_B²
             scale = var if t <= warmup else running_phi.to(stat)
@@ -76,18 +94,21 @@ def official_function():
                     running_phi.copy_(running_phi * (t - 1) / t + var.to(running_phi.dtype) / t)
                 running_phi.mul_(alpha).add_((1 - alpha) * var.to(running_phi.dtype))
             ctx.save_for_backward(z, var, weight)
-            ctx.ema_gz, ctx.alpha, ctx.eps = ema_gz, alpha, eps
+            ctx.ema_gz, ctx.alpha, ctx.eps, ctx.shares = ema_gz, alpha, eps, shares
             return weight * z + bias
 
         @staticmethod
         def backward(ctx, grad_y):
             z, var, weight = ctx.saved_tensors
             g = grad_y * weight
-            approx = g - (1 - ctx.alpha) * ctx.ema_gz.to(z.dtype) * z  # g' = g − (1−α) ν ⊙ z
+            subtracted = (1 - ctx.alpha) * ctx.ema_gz.to(z.dtype) * z
+            approx = g - subtracted  # g' = g − (1−α) ν ⊙ z
+            if ctx.shares is not None:  # the ν probe: ‖(1−α)ν ⊙ z‖ / ‖g‖ of this call
+                ctx.shares.append((subtracted.norm() / g.norm().clamp_min(1e-30)).detach())
             with torch.no_grad():
                 ctx.ema_gz.add_((approx * z).mean(0).to(ctx.ema_gz.dtype))  # ν ← ν + mean(g' ⊙ z)
             grad_x = approx / torch.sqrt(var + ctx.eps).to(z.dtype)  # the batch's √(ψ_B² + ε)
-            return grad_x, (grad_y * z).sum(0), grad_y.sum(0), None, None, None, None, None, None
+            return grad_x, (grad_y * z).sum(0), grad_y.sum(0), None, None, None, None, None, None, None
 
     return OfficialPowerFunction
 
@@ -111,6 +132,7 @@ def official_module_class():
             self.register_buffer("running_phi", torch.ones(d, **kw))  # ψ²
             self.register_buffer("ema_gz", torch.zeros(d, **kw))  # ν, the backward's running average
             self.register_buffer("iters", torch.zeros((), dtype=torch.long, device=device))
+            self.nu_shares: list | None = None  # a list: every backward appends its ν share (the ν probe)
 
         def tie_to_model(self, *, heads: int, final: bool = False) -> None:
             """groups = attention heads (norm_select.py), where the heads divide the width; with
@@ -144,6 +166,7 @@ def official_module_class():
                     self.warmup_iters,
                     self.alpha,
                     self.eps,
+                    self.nu_shares,
                 )
             else:
                 y = flat * torch.rsqrt(self.running_phi + self.eps) * self.weight + self.bias

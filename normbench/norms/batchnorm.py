@@ -4,18 +4,22 @@ the statistics run over the token axis, one per channel of d (nn.BatchNorm1d on 
 `train` normalizes with the batch statistics and updates the running ones; `eval` uses the running
 statistics, which makes it an elementwise affine map (and foldable into a preceding Linear, see the block
 bench). In a model fed padded batches, the NormLayer hands it the real tokens only (models/norm.py), so
-the batch mean and variance, and the running ones, are over real tokens: the PowerNorm authors'
-MaskBatchNorm (sIncerass/powernorm, fairseq/modules/norms/mask_batchnorm.py) computes the same, biased
-variance to normalize and unbiased for the running average, as nn.BatchNorm1d does. Every implementation keeps an nn.BatchNorm1d as `module` (its running statistics) and exposes
-(weight, bias) as its parameters."""
+the batch mean and variance, and the running ones, are over real tokens (biased variance to normalize,
+unbiased for the running average, as nn.BatchNorm1d does). That is the textbook BatchNorm with the padding
+left out; it is not the baseline the PowerNorm paper ran: their NormSelect("batch") builds
+MaskSyncBatchNorm (sIncerass/powernorm, fairseq/modules/norm_select.py), which first divides each token by
+its RMS over channels, fills the padding with the real tokens' mean and uses momentum 0.05; that is the
+impl `official` (norms/_batchnorm_official.py). The other implementations keep an nn.BatchNorm1d as
+`module` (its running statistics); every one exposes (weight, bias) as its parameters."""
 
 from __future__ import annotations
 
+from normbench.norms._batchnorm_official import official_module_class, official_reference
 from normbench.norms._variants import compiled_built
 from normbench.norms.closed_form import Closed, Formula
 from normbench.norms.registry import Built, Norm, impl, register_norm
 
-TRAINING = {"train": True, "eval": False, "train_compiled": True, "eval_compiled": False}
+TRAINING = {"train": True, "eval": False, "train_compiled": True, "eval_compiled": False, "official": True}
 
 
 def batchnorm_module(d, eps, dtype, device, *, train: bool):
@@ -94,6 +98,13 @@ class BatchNorm(Norm):
         """nn.BatchNorm1d in eval mode: running statistics, an elementwise affine map"""
         return _batchnorm(d, eps, dtype, device, train=False)
 
+    @impl("official", default=False)
+    def official(self, d, *, eps, dtype, device):
+        """As the PowerNorm authors ran it (NormSelect("batch") = MaskSyncBatchNorm): each token divided by its
+        RMS over channels, padding filled with the real tokens' mean, momentum 0.05 (norms/_batchnorm_official.py)"""
+        m = official_module_class()(d, eps, device=device, dtype=dtype).train()
+        return Built(m, list(m.parameters()), m)
+
     @impl("train_compiled", default=False)
     def train_compiled(self, d, *, eps, dtype, device):
         """torch.compile(F.batch_norm, training=True): batch statistics, running ones updated in the graph"""
@@ -114,10 +125,15 @@ class BatchNorm(Norm):
 
     def eager_impl(self, impl: str) -> str:
         """The eager implementation with the same semantics (batch or running statistics)."""
+        if impl == "official":
+            return impl
         return "train" if TRAINING[impl] else "eval"
 
     def jacobian_closed_form(self, impl):
-        """Running statistics (eval): a diagonal map of the row; batch statistics (train): the whole batch."""
+        """Running statistics (eval): a diagonal map of the row; batch statistics (train): the whole batch;
+        `official` (layer scaling first): none."""
+        if impl == "official":
+            return None
         if TRAINING[impl]:
             return Formula(
                 self.name,
@@ -151,6 +167,8 @@ class BatchNorm(Norm):
         (train), or the module's running statistics (eval)."""
         import torch
 
+        if impl == "official":
+            return official_reference(x, params, built.module, eps)
         w, b = params
         if TRAINING[impl]:
             n = x.shape[0]

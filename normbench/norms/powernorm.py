@@ -23,8 +23,9 @@ closed form (jacrev would differentiate through the approximation); `powernorm:e
 
 Where the official code (github.com/sIncerass/powernorm, fairseq/modules/norms/mask_powernorm.py) differs
 (the impl `official`, norms/_powernorm_official.py, runs it as written; `train` stays Algorithm 1):
-  * it first divides every token by its own RMS over channel groups (GroupScaling1D, a per-token
-    normalization before PN); not in Algorithm 1, and it would make PN a LayerNorm variant here;
+  * it first divides every token by its own RMS over channel groups (GroupScaling1D: RMSNorm without a
+    gain, per group, before PN); not in Algorithm 1. PN's per-channel batch statistics still follow it, so
+    the whole stays a batch-statistics norm (its statistics, warm-up and backward are PN's);
   * it normalizes with the batch's statistics during a warm-up (MaskPowerNorm's default 10000 calls; the
     transformer passes the lr warm-up, --warmup-updates, 8000 in their IWSLT14 script) and averages ψ²
     cumulatively there; Algorithm 1 has no warm-up;

@@ -18,14 +18,19 @@ from normbench.analysis.claims.stats import (
     seeds_text,
 )
 from normbench.analysis.runs import stability_runs
+from normbench.norms import get_norm
 
 GAIN_SE = 4.0  # standard errors a measured gain may sit from its formula (see the threshold)
 ALPHA_RTOL = 1e-9
 
 
 def encdec_runs(frame):
-    """One row per encoder-decoder case, with N (encoder layers) and M (decoder layers) resolved."""
+    """One row per encoder-decoder case, with N (encoder layers) and M (decoder layers) resolved. DeepNet's
+    claims read per-token norms only: a batch-statistics encoder (PowerNorm's cell) is encdec_norms.py's."""
     runs = stability_runs(frame, model="encdec")
+    if runs.empty:
+        return runs
+    runs = runs[~runs["norm"].map(lambda n: get_norm(n.partition(":")[0]).mixes_tokens)]
     if runs.empty:
         return runs
     n = runs["enc_depth"].where(runs["enc_depth"] > 0, runs["depth"]).astype(int)

@@ -16,9 +16,11 @@ from normbench.analysis.claims.deepnet_update import (
     UPDATE_SOURCE,
 )
 from normbench.analysis.claims.encdec import case_values, encdec_runs
-from normbench.analysis.claims.stats import fmt_ci, mean_ci, paired, pick, seeds_text, slope_with_ci
+from normbench.analysis.claims.stats import fmt_ci, mean_ci, paired, pick, seeds_text, settings, slope_with_ci
 
 DEEPNORM = {"placement": "deepnorm", "init": "deepnorm"}
+# what a claim along depth compares: every other swept key (lr, d, ffn, ...) is a setting of its own
+ALONG_DEPTH = ("norm", "depth", "enc_depth", "dec_depth", "placement", "init")
 POSTLN = {"placement": "post", "init": "xavier"}
 
 
@@ -48,9 +50,10 @@ def _means(g, column="value"):
     statement="In DeepNet's setting (SGD on v_proj, out_proj, fc1, fc2 and the cross-attention's v_proj, "
     "out_proj only, small η), DeepNorm's step-1 update ΔF_ed of the encoder-decoder is nearly constant over "
     "N = M = 6 … 48, and Post-LN's grows",
-    threshold=f"DeepNorm: max/min of the seed means over the depths ≤ {NEARLY_CONSTANT} at every η (the "
-    "decoder-only claim's reading of 'nearly constant' over an 8× depth range); Post-LN: log-log slope's "
-    "seed-bootstrap interval above 0 at every η",
+    threshold=f"DeepNorm: max/min of the seed means over the depths ≤ {NEARLY_CONSTANT} in every setting (η, "
+    "d and every other swept key but depth: never pooled across widths) (the decoder-only claim's reading of "
+    "'nearly constant' over an 8× depth range); Post-LN: log-log slope's seed-bootstrap interval above 0 in "
+    "every setting",
 )
 def encdec_update_deepnorm_nearly_constant(frame):
     runs = update_runs(frame)
@@ -63,25 +66,27 @@ def encdec_update_deepnorm_nearly_constant(frame):
             "needs one-step encoder-decoder DeepNorm and Post-LN runs, SGD on beta_scaled, ≥ 2 depths",
         )
     parts, ok, cis = [], True, []
-    for lr, g in deep.groupby("lr"):
+    for label, g in settings(deep, exclude=ALONG_DEPTH):
         means, enc = _means(g), _means(g, "enc")
         spread = float(means.max() / means.min())
         ok &= spread <= NEARLY_CONSTANT
         parts.append(
-            f"DeepNorm η={lr:g}: ΔF_ed "
+            f"DeepNorm {label}: ΔF_ed "
             + ", ".join(f"{int(L)}L {v:.3g}" for L, v in means.items())
             + f" (max/min {spread:.2f}; ΔF_e max/min {float(enc.max() / enc.min()):.2f})"
         )
-    for lr, g in post.groupby("lr"):
+    for label, g in settings(post, exclude=ALONG_DEPTH):
+        if g["depth"].nunique() < 2:
+            continue
         slope, lo, hi = slope_with_ci(g, "depth")
         ok &= lo > 0
         means = _means(g)
         parts.append(
-            f"Post-LN η={lr:g}: "
+            f"Post-LN {label}: "
             + ", ".join(f"{int(L)}L {v:.3g}" for L, v in means.items())
             + f" (slope {slope:+.2f})"
         )
-        cis.append(f"Post-LN slope η={lr:g} {fmt_ci(lo, hi)}")
+        cis.append(f"Post-LN slope {label} {fmt_ci(lo, hi)}")
     return Verdict(
         PASS if ok else FAIL,
         "; ".join(parts),

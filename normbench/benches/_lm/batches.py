@@ -65,7 +65,7 @@ def batches(data, spec, split: int, windows_seed: int, masks_seed: int, pad_id: 
     if pad_id is None:
         raise ValueError(f"batching {spec.batching!r} needs the model's pad id")
     units = units_of(data, split, spec.segment, unit_length(spec))
-    for idx in unit_batches(units, spec.batch, spec.batching, windows):
+    for idx in unit_batches(units, spec.batch, spec.batching, windows, spec.max_tokens):
         yield Batch(
             *padded_objective_batch(units, idx, spec.objective, data.vocab, spec.mask_prob, masks, pad_id)
         )

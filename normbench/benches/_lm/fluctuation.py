@@ -78,3 +78,28 @@ class FluctuationRecorder:
             {"metric": metric, "unit": unit, "value": value, "step": step, "layer": layer, "site": site}
             for metric, unit, value in fluctuation_rows(x, inner)
         ]
+
+
+def arm_nu_probe(model) -> None:
+    """Every norm with PowerNorm's ν probe (norms/_powernorm_official.py `nu_shares`) starts recording."""
+    for m in model.norms():
+        if hasattr(m.inner, "nu_shares"):
+            m.inner.nu_shares = []
+
+
+def nu_share_rows(model, n_layers: int | None = None) -> list[dict]:
+    """Per norm site: the median over the run's backward calls of ‖(1−α)ν ⊙ z‖ / ‖g‖ (then the probe stops).
+    n_layers: the stack's depth for the site's layer number (the LM's by default)."""
+    rows = []
+    n_layers = len(model.blocks) if n_layers is None else n_layers
+    for m in model.norms():
+        shares = getattr(m.inner, "nu_shares", None)
+        if shares:
+            value = torch.stack(shares).median()
+            layer = site_layer(m.site.removeprefix("enc."), n_layers)
+            rows.append(
+                {"metric": "pn_nu_share", "unit": "ratio", "value": value, "layer": layer, "site": m.site}
+            )
+        if shares is not None:
+            m.inner.nu_shares = None
+    return rows

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from normbench.benches._lm.batches import BatchesDrawn, batch_loss, batches
-from normbench.benches._lm.fluctuation import FluctuationRecorder
+from normbench.benches._lm.fluctuation import FluctuationRecorder, arm_nu_probe, nu_share_rows
 from normbench.data import unigram_loss
 
 
@@ -38,6 +38,7 @@ class TrainSpec:
     train: str = "all"  # which parameters train (see `trainable`)
     batching: str = "windows"  # or "padded" / "bucketed": whole units, padded (_lm/batches.py)
     segment: str = "sentence"  # the units of padded batching: "sentence" or "line" (data/segments.py)
+    max_tokens: int = 0  # padded batching: 0 = `batch` rows; else rows x longest <= max_tokens (fairseq)
 
 
 @dataclass
@@ -213,6 +214,7 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     probe_x = probe_batch.inputs.to(device)
     probe_pad = None if probe_batch.pad is None else probe_batch.pad.to(device)
     fluctuation = FluctuationRecorder(model)
+    arm_nu_probe(model)
     drawn = BatchesDrawn(data, spec)
     h0, _ = probe(model, probe_x, probe_pad)
     rows = probe_rows(model, probe_x, h0, 0, probe_pad)
@@ -248,7 +250,7 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
     result.wall_s = time.perf_counter() - start
     ran = result.diverged_at or spec.steps
     result.losses = losses[:ran].tolist()
-    rows += fluctuation.rows + drawn.rows()
+    rows += fluctuation.rows + drawn.rows() + nu_share_rows(model)
     rows += [
         {"metric": "loss", "unit": "nats", "value": v, "step": i}
         for i, v in enumerate(result.losses, start=1)

@@ -14,6 +14,7 @@ from normbench.benches._tensors import check_device
 from normbench.data.seq2seq_pairs import generate_pairs
 from normbench.models.encdec import EncDecConfig, EncoderDecoder
 from normbench.models.weight_init import CROSS_RESIDUAL, CROSS_WEIGHTS, RESIDUAL_WEIGHTS
+from normbench.norms import get_norm
 
 GROUPS = {  # site -> the matrix names of one stack's layers it pools
     "qk": ("q_proj", "k_proj"),
@@ -52,6 +53,8 @@ def build_encdec(case, vocab: int) -> EncoderDecoder:
         init=p["init"],
         qk_init=p["qk_init"],
         embed=p["embed"],
+        # batch statistics in the encoder only; the causal decoder keeps LayerNorm (models/encdec.py)
+        dec_norm="layernorm" if get_norm(case.norm).mixes_tokens else "",
     )
     return EncoderDecoder(cfg).to(p["device"])
 
@@ -71,15 +74,33 @@ def train_spec(p) -> TrainSpec:
         betas=(p["beta1"], p["beta2"]),
         momentum=p["momentum"],
         train=p["train"],
+        max_tokens=p["max_tokens"],
     )
 
 
 @torch.no_grad()
 def construction_rows(model) -> list[dict]:
-    rows = [
-        {"metric": "residual_alpha", "unit": "ratio", "value": alpha, "step": 0, "site": side}
-        for side, alpha in (("enc", model.alpha_enc), ("dec", model.alpha_dec))
-    ]
+    # the α each stack's blocks use (what the forward reads), not the model's attribute it was built from:
+    # the mean over the blocks, and the spread, which is 0 when every block has the one α
+    rows = []
+    for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
+        alphas = [float(b.alpha) for b in stack]
+        rows += [
+            {
+                "metric": "residual_alpha",
+                "unit": "ratio",
+                "value": sum(alphas) / len(alphas),
+                "step": 0,
+                "site": side,
+            },
+            {
+                "metric": "residual_alpha_spread",
+                "unit": "ratio",
+                "value": max(alphas) - min(alphas),
+                "step": 0,
+                "site": side,
+            },
+        ]
     for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
         for site, names in GROUPS.items():
             weights = [lin.weight for b in stack for n, lin in b.linears().items() if n in names]

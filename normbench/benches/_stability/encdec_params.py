@@ -90,13 +90,18 @@ def encdec_problems(params, specs, mixes_tokens: bool, norm) -> list[tuple[str, 
             problems.append(
                 (key, f'{key} is a model = "lm" setting; model = "encdec" trains on generated pairs (task)')
             )
-    if mixes_tokens:
+    if mixes_tokens and params["placement"] == "subln":
         problems.append(
             (
-                "norms",
-                f"{norm} normalizes over the batch: its statistics would mix in the padding and the decoder's "
-                "later tokens; the encoder-decoder takes a per-token norm (layernorm, rmsnorm, dyt)",
+                "placement",
+                f"{norm} normalizes over the batch, and Sub-LN's inner norms get no source pad mask; use "
+                "another placement (the encoder's other norms take statistics over real source tokens)",
             )
+        )
+    longest = params["max_len"] + 1  # a target is its source's words and EOS
+    if 0 < params["max_tokens"] < longest:
+        problems.append(
+            ("max_tokens", f"{params['max_tokens']} tokens cannot hold a pair of {longest} tokens")
         )
     return problems
 

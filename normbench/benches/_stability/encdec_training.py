@@ -13,16 +13,28 @@ import time
 import torch
 
 from normbench.benches._lm import site_layer
+from normbench.benches._lm.fluctuation import arm_nu_probe, nu_share_rows
 from normbench.benches._lm.training import TrainResult, TrainSpec, grad_norm_rows, lr_at, make_optimizer
-from normbench.data.seq2seq import pair_batch, unigram_pair_loss
+from normbench.data.padded import budget_groups
+from normbench.data.seq2seq import PAD, pair_batch, unigram_pair_loss
 from normbench.models.weight_init import ALL_WEIGHTS, CROSS_RESIDUAL, CROSS_WEIGHTS, RESIDUAL_WEIGHTS
 
 
-def pair_batches(src, tgt, batch: int, seed: int):
-    """An endless stream of random training batches from one seeded generator."""
+def pair_batches(src, tgt, batch: int, seed: int, max_tokens: int = 0):
+    """An endless stream of training batches from one seeded generator: `batch` random pairs, or (max_tokens
+    > 0) fairseq's token budget over pairs in length order (data/padded.py budget_groups; a pair's size is
+    its longer side, as fairseq's num_tokens), the batches shuffled every epoch."""
     gen = torch.Generator().manual_seed(seed)
+    if not max_tokens:
+        while True:
+            yield pair_batch(src, tgt, torch.randint(src.shape[0], (batch,), generator=gen))
+    sizes = torch.maximum((src != PAD).sum(1), (tgt != PAD).sum(1))
     while True:
-        yield pair_batch(src, tgt, torch.randint(src.shape[0], (batch,), generator=gen))
+        order = torch.randperm(len(sizes), generator=gen)
+        order = order[torch.sort(sizes[order], stable=True).indices]
+        groups = budget_groups(order.tolist(), sizes.tolist(), max_tokens)
+        for i in torch.randperm(len(groups), generator=gen).tolist():
+            yield pair_batch(src, tgt, torch.tensor(groups[i]))
 
 
 def held_out_batches(data, spec: TrainSpec):
@@ -91,20 +103,28 @@ def _token_mean(t, real):
     return torch.linalg.vector_norm(t, dim=-1)[real].mean()
 
 
+def _kept_mean(kept, real):
+    """A norm's kept inputs: (B, L, width) each, or its real tokens (tokens, width) when it took the pad mask."""
+    if kept[0].dim() == 2:
+        return torch.linalg.vector_norm(torch.cat(kept), dim=-1).mean()
+    return _token_mean(torch.cat(kept), real.repeat(len(kept), 1))
+
+
 @torch.no_grad()
 def probe(model, b):
     """(memory, F_ed, {site: mean input norm over that side's real tokens}) on the probe batch."""
     norms = model.norms()
     for norm in norms:
         norm.kept = []
+    buffers = [(b, b.clone()) for b in model.buffers()]  # an encoder BatchNorm's running statistics
     try:
         memory = model.encode(b.src, b.src_pad)
         h = model.decode(b.tgt_in, memory, b.src_pad, b.tgt_pad)
         real = {"enc": ~b.src_pad, "dec": ~b.tgt_pad}
-        inputs = {
-            m.site: _token_mean(torch.cat(m.kept), real[m.site[:3]].repeat(len(m.kept), 1)) for m in norms
-        }
+        inputs = {m.site: _kept_mean(m.kept, real[m.site[:3]]) for m in norms}
     finally:
+        for b, saved in buffers:  # a probe must not train the model
+            b.copy_(saved)
         for norm in norms:
             norm.kept = None
     return memory, h, inputs
@@ -183,11 +203,15 @@ def train_encdec(model, data, spec: TrainSpec, device: str = "cpu") -> tuple[Tra
     """(the result, its held-out accuracies): the loop of _lm/training.train on pairs."""
     groups = layer_groups(model)
     opt = make_optimizer(trainable(model, spec.train), spec)
+    for norm in model.norms():  # an encoder PowerNorm as its authors ran it follows the lr warm-up
+        if hasattr(norm.inner, "follow_lr_warmup"):
+            norm.inner.follow_lr_warmup(spec.warmup)
     model.train()
-    stream = pair_batches(data.train_src, data.train_tgt, spec.batch, spec.data_seed)
+    stream = pair_batches(data.train_src, data.train_tgt, spec.batch, spec.data_seed, spec.max_tokens)
     probe_b = next(pair_batches(data.held_src, data.held_tgt, spec.batch, spec.data_seed + 1)).to(device)
     watch = Probe(model, probe_b)
     rows = watch.rows(model, 0)
+    arm_nu_probe(model)
     losses = torch.full((spec.steps,), math.nan, device=device)
     result, checked = TrainResult(), 0
     start = time.perf_counter()
@@ -213,6 +237,7 @@ def train_encdec(model, data, spec: TrainSpec, device: str = "cpu") -> tuple[Tra
             rows += watch.rows(model, step)
     result.wall_s = time.perf_counter() - start
     result.losses = losses[: result.diverged_at or spec.steps].tolist()
+    rows += nu_share_rows(model, len(model.encoder))
     rows += [
         {"metric": "loss", "unit": "nats", "value": v, "step": i}
         for i, v in enumerate(result.losses, start=1)
