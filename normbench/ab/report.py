@@ -47,7 +47,7 @@ def rows(result: ABResult, *, everything: bool = False) -> list[dict]:
         {
             "mark": c.mark,
             "case": f"{c.kind} {c.case}",
-            "head vs base": versus_words(c.ratio, c.lo, c.hi) if c.ratio == c.ratio else "—",
+            "head vs base": versus_words(c.ratio, c.lo, c.hi, bounds="range") if c.ratio == c.ratio else "—",
             "A/A": f"×{c.aa:.3f}" if c.aa == c.aa else "—",
             "spread": f"×{c.spread:.3f}" if c.spread == c.spread else "—",
             "note": c.note,
