@@ -45,7 +45,9 @@ def session(suite: str | None, results: Path, resume: str | None = None, stop_af
         shown.finished_before = finished
         return shown
 
-    result = run(suite, RunOptions(results=results, resume=resume, quiet=True), progress=progress, say=lambda s: None)
+    result = run(
+        suite, RunOptions(results=results, resume=resume, quiet=True), progress=progress, say=lambda s: None
+    )
     return result.store.run_id, list(Recorder.points)
 
 

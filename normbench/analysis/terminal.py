@@ -29,7 +29,7 @@ TABLE_ORDER = (
 )
 # What `report --table <TAB>` offers: a word of each kind of table title (the first that is not shared).
 TABLE_WORDS = (
-    "head to head",
+    "head",
     "latency",
     "bandwidth",
     "accuracy",
@@ -43,7 +43,7 @@ TABLE_WORDS = (
     "costs",
     "fluctuation",
     "claims",
-    "not ok",
+    "cases",
 )
 
 
@@ -186,7 +186,9 @@ def _left_out(tables: list[tuple[Table, int, int]]) -> str:
     for t, shown, parts in tables:
         name = t.title.split(":")[0]
         if shown:
-            name += f" parts {shown + 1}–{parts} of {parts}" if shown + 1 < parts else f" part {parts} of {parts}"
+            name += (
+                f" parts {shown + 1}–{parts} of {parts}" if shown + 1 < parts else f" part {parts} of {parts}"
+            )
         names[name] = names.get(name, 0) + 1
     listed = ", ".join(f"{n} ×{k}" if k > 1 else n for n, k in names.items())
     return (

@@ -15,7 +15,15 @@ from normbench.ab.gate import ABOptions, exit_code
 from normbench.ab.report import render_json, render_text, verdict_line
 from normbench.ab.run import run_ab
 from normbench.ab.timing import STATS
-from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out, results_option
+from normbench.cli._common import (
+    RESULTS_DIR,
+    ABFormat,
+    cli_errors,
+    complete_git_refs,
+    err,
+    out,
+    results_option,
+)
 from normbench.core.errors import NormbenchError
 
 NAME = "ab"
@@ -24,7 +32,13 @@ PANEL = "Results"
 
 @cli_errors
 def command(
-    base: Annotated[str, typer.Argument(help="The commit, branch or tag to compare the working tree with.")],
+    base: Annotated[
+        str,
+        typer.Argument(
+            help="The commit, branch or tag to compare the working tree with.",
+            autocompletion=complete_git_refs,
+        ),
+    ],
     suite: Annotated[str, typer.Argument(help="Suite name or file.")] = "quick",
     processes: Annotated[
         int, typer.Option("--processes", "-k", min=1, help="Fresh processes (each times every case).")
@@ -64,8 +78,8 @@ def command(
         ),
     ] = False,
     fmt: Annotated[
-        CompareFormat, typer.Option("--format", "-f", help="github | plain | md | json")
-    ] = "github",
+        ABFormat, typer.Option("--format", "-f", help="Tables (github, plain, md) or one JSON object.")
+    ] = ABFormat.github,
     markdown: Annotated[
         Path | None,
         typer.Option("--markdown", help="Also write the markdown report here (for $GITHUB_STEP_SUMMARY)."),
@@ -76,8 +90,6 @@ def command(
         raise NormbenchError(f"--stat {stat!r}: one of {', '.join(STATS)}")
     if not (factor > 1 and factor < float("inf")):
         raise NormbenchError(f"--factor {factor!r}: a number above 1")
-    if fmt == "csv":
-        raise NormbenchError("--format csv: ab writes github, plain, md or json")
     opts = ABOptions(factor=factor, processes=processes, stat=stat, threads=threads, base_python=base_python)
     result = run_ab(
         base,

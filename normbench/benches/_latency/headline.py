@@ -6,7 +6,6 @@ MAX_SHAPE_LINES shapes, one line per group instead. Then what to distrust. The n
 
 from __future__ import annotations
 
-
 import pandas as pd
 
 from normbench.benches._latency.cases import latency_cases, row_order, shape_words
