@@ -94,7 +94,9 @@ def test_resume_completes_only_runs_with_cases_left(two_runs):
     from _stores import create_store
 
     create_store(two_runs, {"run_id": "20261201-120000-quick-cccc", "suite": "quick", "status": "complete"})
-    create_store(two_runs, {"run_id": "20261201-130000-quick-dddd", "suite": "quick", "status": "interrupted"})
+    create_store(
+        two_runs, {"run_id": "20261201-130000-quick-dddd", "suite": "quick", "status": "interrupted"}
+    )
     offered = _complete("normbench run --resume ")
     assert "20261201-130000-quick-dddd" in offered and "20261201-120000-quick-cccc" not in offered
     assert "20261201-120000-quick-cccc" in _complete("normbench report ")
