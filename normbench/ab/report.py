@@ -31,7 +31,9 @@ def verdict_line(result: ABResult) -> str:
             f"REGRESSION: {count['+']} of {n} cases slower than ×{result.factor:g}" if slow else "REGRESSION"
         )
         return f"{head} ({noise}){det}" + (
-            f": {', '.join(slow[:3])}" + (" …" if len(slow) > 3 else "") if slow else ""
+            f": {', '.join(slow[:3])}" + (f" and {len(slow) - 3} more (below)" if len(slow) > 3 else "")
+            if slow
+            else ""
         )
     if code == 3:
         why = f"{count['?']} inconclusive, {count['x']} not compared" if result.cases else "no case timed"
