@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
 import _plot_frames as frames
+import pytest
 from _stores import create_store
 from typer.testing import CliRunner
 
