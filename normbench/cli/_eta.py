@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from normbench.core.case import Case
+from normbench.norms import all_norms
 from normbench.results.history import CaseHistory
 
 # Wall seconds per case (per member of a latency round set) on an idle 2-core VM, quick suite, 1 thread
@@ -113,8 +114,6 @@ def _expected(case: Case, history: CaseHistory) -> float:
 
 
 def _unavailable(case: Case) -> bool:
-    from normbench.norms import all_norms
-
     norm = all_norms().get(case.norm) if case.norm else None
     info = norm.impls.get(case.impl) if norm is not None else None
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -105,8 +106,6 @@ def _print_table(rows: list[dict], runs: int, threads: int, state: str) -> None:
 
 def advice(rows: list[dict]) -> str:
     """One line: what to do about what the table shows (a busy machine first: it explains the rest)."""
-    import os
-
     off = [r for r in rows if r["verdict"] != "ok"]
     if not off:
         return "advice: latencies can be trusted here (every op within 5% of torch.utils.benchmark)."
