@@ -1,10 +1,10 @@
-"""What is left of a run, in seconds (docs/methodology.md, "The run's ETA"). Each case's expected time: its
-own from the stored runs, else its implementation's or its kind's mean there (results/history.py), else a
-prior per bench kind (PRIOR_S, measured on an idle 2-core VM; a training kind's scaled by steps and depth).
-Latency cases at the same parameters are timed together in one round set: the set's first case takes the
-set's time, the others none, so the set is expected at its first case. As the session goes on, each kind's
-expectations are scaled by how its finished cases compare (smoothed: a pseudo-count of SMOOTHING_S seconds
-at the expected pace), the kinds not seen yet by the session's overall pace."""
+"""What is left of a run, in seconds (docs/methodology.md, "The run's ETA"). A case's expected time: its
+own in the stored runs, else its implementation's or kind's mean there (not for latency: a mean splits no
+round set fairly; results/history.py), else a prior per bench kind (PRIOR_S: an idle 2-core VM; a training
+kind's scaled by steps and depth). Latency cases at the same parameters are timed in one round set: its
+first case takes the set's time, the others none, so the set is expected at its first case. As the session
+goes on, each kind's expectations are scaled by how its finished cases compare (smoothed by SMOOTHING_S
+seconds at the expected pace), the kinds not seen yet by the session's overall pace."""
 
 from __future__ import annotations
 
@@ -107,6 +107,8 @@ def _expected(case: Case, history: CaseHistory) -> float:
         return 0.0
     if case.kind in TRAINING_KINDS:  # their time follows their steps and depth, which the prior scales by
         return prior_seconds(case)
+    if case.kind == "latency":  # a mean over stored cases splits no round set's time fairly (its first
+        return prior_seconds(case)  # case took it all; the others of an interrupted set were never stored)
     for key in ((case.kind, case.norm, case.impl), (case.kind,)):
         if key in history.by_kind:
             return history.by_kind[key]
