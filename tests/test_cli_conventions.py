@@ -1,5 +1,6 @@
-"""Small CLI conventions: --format is a choice listed in --help, NORMBENCH_RESULTS is an envvar= option that
---help names, completion offers shipped suite names and stored run ids, and the terminal width rule."""
+"""Small CLI conventions: --format is a choice listed in --help (and completes to the same choices),
+NORMBENCH_RESULTS is an envvar= option that --help names, completion offers shipped suite names, stored run
+ids (`run --resume`: only unfinished ones), git refs and table words, and the terminal width rule."""
 
 from __future__ import annotations
 
@@ -68,7 +69,6 @@ def test_completion_of_suites_and_runs(two_runs):
         "normbench compare ",
         "normbench compare latest ",
         "normbench compare --baseline ",
-        "normbench run --resume ",
     ],
 )
 def test_every_run_argument_and_option_completes_run_ids(two_runs, words):
@@ -88,6 +88,38 @@ def test_completion_of_bench_kinds_suites_norms_and_choices(two_runs):
     assert "rmsnorm,layernorm:module" in _complete("normbench run --norms rmsnorm,layernorm:m")
     assert _complete("normbench run --executor ") == ["local", "ray"]
     assert _complete("normbench baseline s") == ["save", "show"]
+
+
+def test_resume_completes_only_runs_with_cases_left(two_runs):
+    from _stores import create_store
+
+    create_store(two_runs, {"run_id": "20261201-120000-quick-cccc", "suite": "quick", "status": "complete"})
+    create_store(
+        two_runs, {"run_id": "20261201-130000-quick-dddd", "suite": "quick", "status": "interrupted"}
+    )
+    offered = _complete("normbench run --resume ")
+    assert "20261201-130000-quick-dddd" in offered and "20261201-120000-quick-cccc" not in offered
+    assert "20261201-120000-quick-cccc" in _complete("normbench report ")
+
+
+def test_ab_completes_git_refs_and_report_table_words(two_runs):
+    import subprocess
+
+    branch = subprocess.run(
+        ["git", "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    offered = _complete("normbench ab ")
+    assert "HEAD~1" in offered
+    if branch and branch != "HEAD":  # a checkout on a branch (not a detached CI checkout) offers it
+        assert branch in offered
+    assert {"latency", "head", "accuracy"} <= set(_complete("normbench report --table "))
+    assert _complete("normbench report --table jac") == ["jacobian"]
+
+
+def test_ab_format_help_and_completion_agree():
+    text = " ".join(CliRunner().invoke(app, ["ab", "--help"], env={"COLUMNS": "200"}).stdout.split())
+    assert "github|plain|md|json" in text
+    assert _complete("normbench ab main --format ") == ["github", "plain", "md", "json"]
 
 
 def test_terminal_width_outside_a_terminal(monkeypatch):

@@ -1,6 +1,8 @@
 """Every built-in figure, drawn at its default size from a run with rows for all of them: no two texts
 (tick labels, titles, axis labels, legend entries, annotations) overlap, none leaves the canvas, no
-annotation leaves its axes, and legends are at 8 pt or more."""
+annotation leaves its axes, and legends are at 8 pt or more; log ticks read as numbers ("20", not
+"2×10¹"), axis labels as symbols (no raw "_l", "θ_t"); the speedup panels share one ratio axis, and one
+norm's implementations sit apart in a row."""
 
 from __future__ import annotations
 
@@ -108,3 +110,44 @@ def test_every_kind_of_figure_is_drawn(figures):
 def test_no_text_overlaps_another_or_leaves_the_figure(figures):
     problems = {name: p for name, fig in figures if (p := _problems(fig))}
     assert problems == {}
+
+
+def _drawn(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    return fig
+
+
+def test_log_ticks_are_numbers_and_labels_are_symbols(figures):
+    for name, fig in figures:
+        for ax in _drawn(fig).axes:
+            ticks = [
+                t.get_text() for t in (*ax.get_xticklabels(which="both"), *ax.get_yticklabels(which="both"))
+            ]
+            assert not [t for t in ticks if "times10^" in t or "10^{" in t], (name, ticks)
+            for label in (ax.get_xlabel(), ax.get_ylabel()):
+                words = label.replace("$", " ").split()  # mathtext ($x_l$) renders; raw text would not
+                raw = [
+                    w for w in words if any(m in w for m in ("_l", "_F", "θ_t", "_t")) and "$" not in label
+                ]
+                assert not raw, (name, label)
+
+
+def test_speedup_panels_share_one_ratio_axis_and_dodge_implementations(figures):
+    (fig,) = [f for name, f in figures if name.startswith("speedup")]
+    panels = [ax for ax in _drawn(fig).axes if ax.get_visible() and ax.has_data()]
+    assert len(panels) > 1 and len({tuple(ax.get_xlim()) for ax in panels}) == 1
+    from normbench.analysis.plots.latency import dodge
+
+    labels = [
+        "layernorm:module",
+        "layernorm:functional",
+        "layernorm:composite",
+        "rmsnorm:module",
+        "identity:copy",
+    ]
+    offsets = [dodge(labels, x) for x in labels[:3]]
+    assert len(set(offsets)) == 3 and min(abs(a - b) for a in offsets for b in offsets if a != b) >= 0.1
+    assert dodge(labels, "rmsnorm:module") == 0.0 == dodge(labels, "identity:copy")  # alone in its norm

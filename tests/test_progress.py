@@ -1,5 +1,5 @@
 """The run progress: an ETA weighted by what each case is (and by the stored runs when they know it), a
-label cut to one line, a resumed run counted over the whole run, a closing line that counts what this
+latency round set expected at its first case, the session's pace smoothed, a label cut to one line, a resumed run counted over the whole run, a closing line that counts what this
 session ran (even when it was stopped), a status column as wide as every status, a label for every case."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from normbench.cli import _progress
-from normbench.cli._eta import Estimate, prior_seconds
+from normbench.cli._eta import SMOOTHING_S, Estimate, prior_seconds, round_sets
 from normbench.cli._progress import RunProgress, case_label, log_line
 from normbench.core.case import Case, case_id
 from normbench.results.history import CaseHistory, case_history
@@ -36,12 +36,30 @@ def test_the_eta_learns_from_the_stored_runs_and_from_this_session():
     estimate = Estimate([fast, slow], history)
     assert estimate.remaining(now=0.0) == pytest.approx(20.5)  # each case at its own stored time
     estimate.start(fast)
-    estimate.finish(fast, 1.0)  # this machine runs at half the stored pace today
-    assert estimate.remaining(now=0.0) == pytest.approx(40.0)
+    estimate.finish(fast, 3.0)  # slower than stored: the rest is scaled up, smoothed by SMOOTHING_S
+    scale = (3.0 + SMOOTHING_S) / (0.5 + SMOOTHING_S)
+    assert estimate.remaining(now=0.0) == pytest.approx(20.0 * scale)
+    assert 20.0 < estimate.remaining(now=0.0) < 20.0 * 6  # one case moves the estimate, never multiplies it
+
+
+def test_a_round_set_is_expected_at_its_first_case():
+    """Latency cases at the same parameters are timed together: the first takes the set's time, the
+    others none; a member that finishes at once does not make the rest look fast."""
+    same = [_case("latency", norm=n, impl="module", tokens=8, d=16) for n in ("layernorm", "rmsnorm", "dyt")]
+    other = _case("latency", tokens=8, d=32)
+    assert [len(s) for s in round_sets([same[0], other, *same[1:]])] == [3, 1]
+    estimate = Estimate([*same, other])
+    assert estimate.expected[same[0].case_id] == pytest.approx(3 * prior_seconds(same[0]))
+    assert estimate.expected[same[1].case_id] == 0.0
+    before = estimate.remaining(now=0.0)
+    estimate.start(same[0])
+    estimate.finish(same[0], 3 * prior_seconds(same[0]))  # the set at its expected time
+    estimate.finish(same[1], 0.001)
+    assert estimate.remaining(now=0.0) == pytest.approx(before - 3 * prior_seconds(same[0]), rel=0.01)
 
 
 def test_the_eta_counts_down_while_a_long_case_runs():
-    case = _case("stability", steps=40, depth=4)
+    case = _case("stability", steps=400, depth=4)
     estimate = Estimate([case])
     estimate.start(case)
     started = estimate.current_started

@@ -86,6 +86,10 @@ def test_cli_prints_the_same_state_and_the_plain_peer(cli):
         "selfcheck", "--op", "layernorm:module:8x16", "--runs", "1", "--pairs", "1", "--min-run-time", "0.01"
     )
     assert result.exit_code in (0, 1), result.stderr  # 1: an op is off (tiny ops time noisily)
-    head = result.stdout.splitlines()[0]
-    assert "torch (same state)" in head and "torch (plain)" in head and "plain/same" in head
+    words = " ".join(result.stdout.split())  # headers may stack on two lines, tables continue
+    assert all(w in words.split() for w in ("torch", "(same", "state)", "(plain)", "plain/same"))
     assert "pages=" in result.stdout
+    lines = result.stdout.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("advice: ")]
+    assert all(line.startswith("  ") for line in lines[at + 1 :])  # the last thing said, wrapped
+    assert max(map(len, lines)) <= 120

@@ -36,7 +36,9 @@ def verdict_line(result: ABResult) -> str:
             f"REGRESSION: {count['+']} of {n} cases slower than ×{result.factor:g}" if slow else "REGRESSION"
         )
         return f"{head} ({noise}){det}" + (
-            f": {', '.join(slow[:3])}" + (" …" if len(slow) > 3 else "") if slow else ""
+            f": {', '.join(slow[:3])}" + (f" and {len(slow) - 3} more (below)" if len(slow) > 3 else "")
+            if slow
+            else ""
         )
     if code == 3:
         why = f"{count['?']} inconclusive, {count['x']} not compared" if result.cases else "no case timed"
@@ -76,7 +78,7 @@ def rows(result: ABResult, *, everything: bool = False) -> list[dict]:
         {
             "mark": c.mark,
             "case": f"{c.kind} {c.case}",
-            "head vs base": versus_words(c.ratio, c.lo, c.hi) if c.ratio == c.ratio else "—",
+            "head vs base": versus_words(c.ratio, c.lo, c.hi, bounds="range") if c.ratio == c.ratio else "—",
             "A/A": f"×{c.aa:.3f}" if c.aa == c.aa else "—",
             "spread": f"×{c.spread:.3f}" if c.spread == c.spread else "—",
             "note": c.note,

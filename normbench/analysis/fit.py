@@ -2,8 +2,8 @@
 changes is the layout. Key columns (shape, settings) constant in every row move to the caption; the result
 columns that do not fit beside the keys go to a continuation table with the same keys (as
 torch.utils.benchmark's Compare and pytest-benchmark do, never a line wider than the terminal); a cell
-still too wide is cut with '…' (the full text is in `--full` and in every machine format). The notes under
-each table are left to `--full`: the view says so once."""
+still too wide, and a title, wrap onto more lines: nothing is cut. The notes under each table are left to
+`--full`: the view says so once."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import pandas as pd
 
 from normbench.core.tables import Table
 
-ELLIPSIS = "…"
-MIN_CELL = 12  # a cut cell keeps at least this many characters
+MIN_CELL = 12  # a wrapped cell is at least this many characters wide
 
 
 def select_columns(table: Table, patterns: list[str]) -> Table | None:
@@ -77,9 +76,10 @@ def fit_table(table: Table, width: int) -> list[Table]:
     out = []
     for i, chunk in enumerate(chunks):
         columns = [*keys, *chunk]
-        part = _cut_to_width(frame[columns], width, joined_width([own[c] for c in columns]))
+        part = _wrap_to_width(frame[columns], width, joined_width([own[c] for c in columns]))
         part_of = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
-        title = clip(table.title, width - 4 - len(part_of)) + part_of  # 4: the heading's "### "
+        # 4: the heading's "### "; its next lines under the title's first word
+        title = "\n".join(wrap(table.title + part_of, width - 4, indent="    "))
         shared = "; ".join(caption) if i == 0 else ""  # render() prints it as "All rows: ...", wrapped
         out.append(Table(title, part, [], keys, table.bench, caption=shared))
     return out
@@ -136,21 +136,36 @@ def joined_width(widths: list[int]) -> int:
     return 1 + sum(w - 1 for w in widths) if widths else 0
 
 
-def _cut_to_width(frame: pd.DataFrame, width: int, measured: int) -> pd.DataFrame:
-    """Shorten the widest column's cells (never below MIN_CELL characters) until the rendering fits
-    (`measured`: the frame's width as it is, known from its columns)."""
+def _wrap_to_width(frame: pd.DataFrame, width: int, measured: int) -> pd.DataFrame:
+    """Wrap the widest column's cells onto more lines (never narrower than MIN_CELL characters) until the
+    rendering fits (`measured`: the frame's width as it is, known from its columns); every character stays."""
     if measured <= width:
         return frame
     frame = frame.copy()
     while (excess := rendered_width(frame) - width) > 0:
-        widest = max(frame.columns, key=lambda c: max(len(str(c)), frame[c].map(len).max()))
-        limit = max(len(str(widest)), frame[widest].map(len).max()) - excess
+        widest = max(frame.columns, key=lambda c: _column_widest(frame, c))
+        limit = _column_widest(frame, widest) - excess
         if limit < MIN_CELL:
             break
-        frame[widest] = frame[widest].map(lambda s, n=limit: s if len(s) <= n else s[: n - 1] + ELLIPSIS)
-        if len(str(widest)) > limit:
-            frame = frame.rename(columns={widest: str(widest)[: limit - 1] + ELLIPSIS})
+        frame[widest] = frame[widest].map(lambda s, n=limit: _wrapped_cell(s, n))
+        if _widest(str(widest)) > limit:
+            frame = frame.rename(columns={widest: _wrapped_cell(str(widest), limit)})
+        if rendered_width(frame) - width >= excess:  # a header's padding: no narrower than this
+            break
     return frame
+
+
+def _column_widest(frame: pd.DataFrame, column) -> int:
+    return max(_widest(str(column)), max((_widest(str(v)) for v in frame[column]), default=0))
+
+
+def _wrapped_cell(text: str, width: int) -> str:
+    """A cell's lines each wrapped at `width` (a word longer than that is broken, not cut)."""
+    import textwrap
+
+    return "\n".join(
+        "\n".join(textwrap.wrap(line, width, break_on_hyphens=False)) or line for line in text.split("\n")
+    )
 
 
 def wrap(text: str, width: int, indent: str = "  ") -> list[str]:
@@ -158,8 +173,3 @@ def wrap(text: str, width: int, indent: str = "  ") -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
-
-
-def clip(text: str, width: int) -> str:
-    """One line, cut with '…' at `width` characters."""
-    return text if len(text) <= width else text[: width - 1] + ELLIPSIS

@@ -77,7 +77,7 @@ def report_text(
         chosen = choose_tables(tables, choice) if choice.any else tables
         text = render(chosen, fmt, width)  # --full keeps every column; the notes wrap at the width
         if fmt != "latex" and not choice.tables:  # --table: the tables asked for, nothing else
-            text = _summary_block(summary_text(summary, width, whole=True), fmt) + text
+            text = _summary_block(summary_text(summary, width), fmt) + text
     if fmt == "md":
         text = _markdown(text, frame, manifests, target.path if to_file else None, plot_dir, width)
     return without_local_paths(text)

@@ -4,7 +4,7 @@ headline (Bench.headline: a plugin bench adds its own); the trade-off across kin
 counts and every claim not PASS by name; the cases not ok, grouped by status and reason.
 
 It is data first (SummaryLine: section and text, what `report --format json` stores under "summary") and
-text second (summary_text: one line each, cut at the terminal width; warnings wrapped, never cut)."""
+text second (summary_text: one line each, wrapped at the terminal width, never cut)."""
 
 from __future__ import annotations
 
@@ -164,20 +164,28 @@ def _within_budget(sections: list[list[SummaryLine]], budget: int) -> list[Summa
     return out
 
 
-def summary_text(lines: list[SummaryLine], width: int, whole: bool = False) -> list[str]:
-    """One line per SummaryLine: the section name (once per section) in a column, the text cut at width
-    (whole=True, for --full and files: wrapped instead, nothing cut)."""
-    from normbench.analysis.fit import clip, wrap
+def summary_text(lines: list[SummaryLine], width: int) -> list[str]:
+    """One line per SummaryLine: the section name (once per section) in a column, the text wrapped at
+    `width` under its column (a worst value or the last name of a list is never cut off). A line of
+    aligned columns (a latency shape) too long for the width keeps its columns on one line and its last
+    column, whole, on the next."""
+    import textwrap
 
+    from normbench.analysis.fit import wrap
+
+    indent = " " * (SECTION_WIDTH + 1)
     out, previous = [], None
     for line in lines:
         name = line.section if line.section != previous else ""
         previous = line.section
         text = f"{name:<{SECTION_WIDTH}} {line.text}".rstrip()
-        if whole or line.section == "warning":  # a warning is read whole: wrapped, never cut
-            out.extend(wrap(text, width, indent=" " * (SECTION_WIDTH + 1)))
+        columns, gap, last = text.rpartition("  ")
+        if len(text) > width and "  " in line.text.strip() and len(columns) <= width:
+            deeper = indent + "  "
+            out.append(columns.rstrip())
+            out.extend(textwrap.wrap(last, width, initial_indent=deeper, subsequent_indent=deeper))
         else:
-            out.append(clip(text, width))
+            out.extend(wrap(text, width, indent=indent))
     return out
 
 

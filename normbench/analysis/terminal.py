@@ -1,6 +1,6 @@
 """The report as a person reads it in a terminal (github and plain, unless --full): the summary first, then
-as many tables as fit in LINE_BUDGET lines, each fitted to the width (analysis/fit.py), then one line
-naming the tables left out and how to see them. `--bench`, `--table` and `--columns` choose what to show,
+as many tables as fit in LINE_BUDGET lines, in the order of the README's "which table answers which
+question" (TABLE_ORDER), each fitted to the width (analysis/fit.py), then the tables left out. `--bench`, `--table` and `--columns` choose what to show,
 within the same budget. `--full` and the file formats (md, latex, csv, json) keep every table with its
 notes."""
 
@@ -13,6 +13,47 @@ from normbench.core.errors import NormbenchError
 from normbench.core.tables import Table, render
 
 LINE_BUDGET = 80
+# The default view's order: the README's "which table answers which question", title by title (a table
+# whose title starts with none of these follows, in the order the benches built it).
+TABLE_ORDER = (
+    "Norms head to head",
+    "Latency",
+    "Bandwidth",
+    "Accuracy",
+    "Block",
+    "Jacobian σ_max: summary",
+    "Stability",
+    "Encoder–decoder",
+    "Norms: what each costs",
+    "Claims",
+)
+# What `report --table <TAB>` offers: a word of each kind of table title (the first that is not shared).
+TABLE_WORDS = (
+    "head",
+    "latency",
+    "bandwidth",
+    "accuracy",
+    "memory",
+    "block",
+    "jacobian",
+    "init",
+    "stability",
+    "encoder",
+    "cnn",
+    "costs",
+    "fluctuation",
+    "claims",
+    "cases",
+)
+
+
+def in_question_order(tables: list[Table]) -> list[Table]:
+    """The tables in TABLE_ORDER (sorted is stable: the benches' own order within a kind of title)."""
+
+    def rank(table: Table) -> int:
+        return next((i for i, p in enumerate(TABLE_ORDER) if table.title.startswith(p)), len(TABLE_ORDER))
+
+    return sorted(tables, key=rank)
 
 
 @dataclass
@@ -56,28 +97,36 @@ def choose_tables(tables: list[Table], choice: Selection) -> list[Table]:
 def terminal_report(tables: list[Table], summary: list[str], fmt: str, width: int, choice: Selection) -> str:
     """The summary and the fitted tables as text, every line at most `width` characters, at most
     LINE_BUDGET lines. A table is fitted only when it may fit the lines left (its rows alone are a lower
-    bound of its height); a chosen table (--bench, --table) too high for the budget on its own shows its
-    first rows."""
+    bound of its height); a table too wide for one part shows the leading parts that fit, the rest named
+    below; a chosen table (--bench, --table) too high for the budget on its own shows its first rows."""
     shown = choose_tables(tables, choice)
+    if not choice.tables:
+        shown = in_question_order(shown)
     texts: dict[int, str] = {}  # each part rendered once: its lines counted and the same text printed
     head = ["Summary", *summary] if summary and not choice.tables else []
     # room for the lines naming what is left out (at most every table), wrapped at the width, and a blank
-    budget = LINE_BUDGET - len(head) - 1 - len(wrap(_left_out(shown), width, indent=""))
-    kept, left = [], []
+    room = wrap(_left_out([(t, 0, 2) for t in shown]), width, indent="")
+    budget = LINE_BUDGET - len(head) - 1 - len(room)
+    kept: list[Table] = []
+    left: list[tuple[Table, int, int]] = []  # (table, parts shown, parts in all)
     for table in shown:
         if len(table.frame) + MIN_TABLE_LINES > budget:
-            left.append(table)
+            left.append((table, 0, 1))
             continue
         parts = fit_table(table, width)
-        size = sum(_lines(p, fmt, width, texts) + 1 for p in parts)
-        if size <= budget:
-            kept.extend(parts)
+        fits = 0
+        for part in parts:
+            size = _lines(part, fmt, width, texts) + 1
+            if size > budget:
+                break
             budget -= size
-        else:
-            left.append(table)
+            fits += 1
+        kept.extend(parts[:fits])
+        if fits < len(parts):
+            left.append((table, fits, len(parts)))
     if choice.any and not kept and shown:  # what was asked for shows, if only its first rows
         kept, budget = _first_rows(shown[0], fmt, width, budget, texts), 0
-        left = shown[1:]
+        left = [(t, 0, 1) for t in shown[1:]]
     text = _join(head, kept, fmt, width, texts)
     if left:
         text += "\n" + "\n".join(wrap(_left_out(left), width, indent="")) + "\n"
@@ -130,11 +179,16 @@ def _lines(table: Table, fmt: str, width: int, texts: dict[int, str]) -> int:
     return _text(table, fmt, width, texts).count("\n")
 
 
-def _left_out(tables: list[Table]) -> str:
-    """'Not shown: Bandwidth, Jacobian σ_max ×5, ...': each title up to its colon, counted."""
+def _left_out(tables: list[tuple[Table, int, int]]) -> str:
+    """'Not shown: Bandwidth, Jacobian σ_max ×5, Latency parts 2–3 of 3, ...': each title up to its
+    colon, counted; of a table shown in part, the parts left out."""
     names: dict[str, int] = {}
-    for t in tables:
+    for t, shown, parts in tables:
         name = t.title.split(":")[0]
+        if shown:
+            name += (
+                f" parts {shown + 1}–{parts} of {parts}" if shown + 1 < parts else f" part {parts} of {parts}"
+            )
         names[name] = names.get(name, 0) + 1
     listed = ", ".join(f"{n} ×{k}" if k > 1 else n for n, k in names.items())
     return (

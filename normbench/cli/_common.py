@@ -81,6 +81,15 @@ class CompareFormat(StrEnum):
     json = "json"
 
 
+class ABFormat(StrEnum):
+    """ab: its tables (github, plain, md) or one JSON object; no csv (its result is not one record each)."""
+
+    github = "github"
+    plain = "plain"
+    md = "md"
+    json = "json"
+
+
 class ExportFormat(StrEnum):
     parquet = "parquet"
     csv = "csv"
@@ -111,6 +120,15 @@ def complete_runs(ctx, incomplete: str) -> list[str]:
     """Shell completion of run ids: 'latest', 'latest:SUITE' for each suite with a run, and the runs under
     the results folder (the command's --results when given, else NORMBENCH_RESULTS, else ./results),
     newest first. After a comma (compare's lists of shards) the last id is completed."""
+    return _run_ids(ctx, incomplete, unfinished=False)
+
+
+def complete_unfinished_runs(ctx, incomplete: str) -> list[str]:
+    """Shell completion of `run --resume`: only the runs with cases left (interrupted, or stopped)."""
+    return _run_ids(ctx, incomplete, unfinished=True)
+
+
+def _run_ids(ctx, incomplete: str, unfinished: bool) -> list[str]:
     done, _, word = incomplete.rpartition(",")
     head = f"{done}," if done else ""
     root = results_default()
@@ -122,9 +140,31 @@ def complete_runs(ctx, incomplete: str) -> list[str]:
         found = run_manifests(root)
     except (OSError, NormbenchError):
         found = []
-    suites = sorted({str(m["suite"]) for _, m in found if m.get("suite")})
-    names = ["latest", *(f"latest:{s}" for s in suites), *(r for r, _ in reversed(found))]
+    if unfinished:
+        found = [(r, m) for r, m in found if m.get("status") != "complete"]
+        names = [r for r, _ in reversed(found)]
+    else:
+        suites = sorted({str(m["suite"]) for _, m in found if m.get("suite")})
+        names = ["latest", *(f"latest:{s}" for s in suites), *(r for r, _ in reversed(found))]
     return [head + n for n in names if n.startswith(word)]
+
+
+def complete_git_refs(incomplete: str) -> list[str]:
+    """Shell completion of a commit (`ab BASE`): HEAD~1, then the branches, tags and remote branches of
+    the repository here (none outside one; git is given a second at most)."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["git", "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/tags", "refs/remotes"],
+            capture_output=True,
+            text=True,
+            timeout=1,
+            check=True,
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [r for r in ["HEAD~1", *listed] if r.startswith(incomplete)]
 
 
 def complete_norms(incomplete: str) -> list[str]:

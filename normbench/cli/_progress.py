@@ -87,6 +87,7 @@ class RunProgress:
         self.quiet = quiet
         self.started = time.monotonic()
         self.case_started = self.started
+        self.last_end: float | None = None  # a case's wall for the ETA: from the last one's end (writing too)
         self.live = not quiet and err.is_terminal
         self.total = finished + len(cases)
         self.done = finished
@@ -114,6 +115,8 @@ class RunProgress:
 
     def start_case(self, case) -> None:
         self.case_started = time.monotonic()
+        if self.last_end is None:
+            self.last_end = self.case_started
         self.estimate.start(case)
         if self.live:
             self.progress.update(self.task, case=case_label(case))
@@ -121,7 +124,8 @@ class RunProgress:
     def end_case(self, case, status: str) -> None:
         now = time.monotonic()
         self.done += 1
-        self.estimate.finish(case, now - self.case_started)
+        self.estimate.finish(case, now - (self.case_started if self.last_end is None else self.last_end))
+        self.last_end = now
         if self.live:
             self.progress.advance(self.task)
             if status != "ok":

@@ -16,7 +16,15 @@ from normbench.ab.gate import ABOptions, exit_code
 from normbench.ab.report import render_json, render_text, verdict_line
 from normbench.ab.run import run_ab
 from normbench.ab.timing import STATS
-from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out, results_option
+from normbench.cli._common import (
+    RESULTS_DIR,
+    ABFormat,
+    cli_errors,
+    complete_git_refs,
+    err,
+    out,
+    results_option,
+)
 from normbench.core.errors import NormbenchError
 from normbench.results.outputs import output_file, write_output_text
 from normbench.runner import StopNow
@@ -28,7 +36,13 @@ MAX_PROCESSES = 100  # each process imports torch and times every case: more is 
 
 @cli_errors
 def command(
-    base: Annotated[str, typer.Argument(help="The commit, branch or tag to compare the working tree with.")],
+    base: Annotated[
+        str,
+        typer.Argument(
+            help="The commit, branch or tag to compare the working tree with.",
+            autocompletion=complete_git_refs,
+        ),
+    ],
     suite: Annotated[str, typer.Argument(help="Suite name or file.")] = "quick",
     processes: Annotated[
         int,
@@ -82,8 +96,11 @@ def command(
         ),
     ] = False,
     fmt: Annotated[
-        CompareFormat, typer.Option("--format", "-f", help="github | plain | md | json")
-    ] = "github",
+        ABFormat,
+        typer.Option(
+            "--format", "-f", help="Tables (github, plain), a pull-request comment (md) or one JSON object."
+        ),
+    ] = ABFormat.github,
     markdown: Annotated[
         Path | None,
         typer.Option(
@@ -97,8 +114,6 @@ def command(
         raise NormbenchError(f"--stat {stat!r}: one of {', '.join(STATS)}")
     if not (factor > 1 and factor < float("inf")):
         raise NormbenchError(f"--factor {factor!r}: a number above 1")
-    if fmt == "csv":
-        raise NormbenchError("--format csv: ab writes github, plain, md or json")
     md = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
     opts = ABOptions(
         factor=factor,

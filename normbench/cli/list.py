@@ -9,9 +9,10 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, emit, out, results_option
+from normbench.cli._common import RESULTS_DIR, cli_errors, emit, out, results_option, terminal_width
 from normbench.core.errors import NormbenchError, printable
 from normbench.core.jsondata import json_text
+from normbench.core.params import did_you_mean
 from normbench.core.plugins import ENV_VAR, installed_plugins
 from normbench.results.files import live_writer
 from normbench.results.lookup import run_summaries
@@ -35,7 +36,12 @@ class What(StrEnum):
 @cli_errors
 def command(
     what: Annotated[
-        What | None, typer.Argument(help="What to list (default: norms, benches, suites and plugins).")
+        str | None,
+        typer.Argument(
+            help="What to list: norms, benches, suites, runs or plugins (default: all but runs).",
+            show_default=False,
+            autocompletion=lambda incomplete: [w.value for w in What if w.value.startswith(incomplete)],
+        ),
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
     fmt: Annotated[
@@ -44,6 +50,7 @@ def command(
 ) -> None:
     if fmt not in ("text", "json"):
         raise NormbenchError(f"--format {printable(fmt)!r}: text or json")
+    what = _what(what)
     if fmt == "json":
         if what != What.runs:
             raise NormbenchError("--format json lists runs: `normbench list runs --format json`")
@@ -58,6 +65,28 @@ def command(
     }
     for item in chosen:
         listers[item]()
+
+
+def _line(head: str, text: str) -> None:
+    """One entry: its name columns, then its text wrapped at the terminal's width under its own column
+    (or under the name when that column leaves too little room); never cut."""
+    import textwrap
+
+    width = terminal_width()
+    hang = " " * (len(head) if width - len(head) >= 30 else 6)
+    lines = textwrap.wrap(head + text, width, subsequent_indent=hang, break_on_hyphens=False)
+    out.print("\n".join(lines) or head.rstrip(), markup=False)
+
+
+def _what(word: str | None) -> What | None:
+    """The thing to list; a singular ('norm') is its plural, anything else a one-line error."""
+    if word is None:
+        return None
+    names = [w.value for w in What]
+    for name in (word, word + "s", word + "es"):
+        if name in names:
+            return What(name)
+    raise NormbenchError(f"list {printable(word)!r}: one of {', '.join(names)}{did_you_mean(word, names)}")
 
 
 def _origin(obj) -> str:
@@ -86,42 +115,44 @@ def _norms() -> None:
     out.print(
         "[bold]norms[/bold] (norm:impl; * = baseline; capabilities: ref = float64 reference (accuracy rows), "
         "jac = Jacobian closed form, mod = nn.Module (models, block bench), fold = folds into a Linear, "
-        "mix = statistics over the batch)"
+        "mix = statistics over the batch)",
+        soft_wrap=False,
     )
     for norm in registered()[0].values():
-        line = f"  {norm.name:<10} {_capability_cell(norm):<20} {norm.description}{_origin(norm)}"
-        out.print(line, markup=False)
+        _line(f"  {norm.name:<10} {_capability_cell(norm):<20} ", f"{norm.description}{_origin(norm)}")
         for info in norm.impls.values():
             missing = info.missing_requirement()
             mark = "*" if info.name == norm.baseline else " "
             state = f"  [unavailable: {missing}]" if missing else ""
             state += "" if info.default else "  [runs when a suite names it]"
-            out.print(f"    {mark} {norm.name}:{info.name:<14} {info.description}{state}", markup=False)
+            _line(f"    {mark} {norm.name}:{info.name:<14} ", f"{info.description}{state}")
 
 
 def _benches() -> None:
-    out.print("[bold]bench kinds[/bold] (parameters go in sweep = \\[lists] or params = scalars)")
+    out.print(
+        "[bold]bench kinds[/bold] (parameters go in sweep = \\[lists] or params = scalars)", soft_wrap=False
+    )
     for bench in registered()[1].values():
-        out.print(f"  {bench.kind:<10} {bench.description}{_origin(bench)}", markup=False)
+        _line(f"  {bench.kind:<10} ", f"{bench.description}{_origin(bench)}")
         for key, spec in bench.params.items():
-            out.print(
-                f"      {key:<16} {spec.describe()}{' — ' + spec.help if spec.help else ''}", markup=False
-            )
+            _line(f"      {key:<16} ", f"{spec.describe()}{' — ' + spec.help if spec.help else ''}")
 
 
 def _suites() -> None:
-    out.print("[bold]suites[/bold] (run a shipped one by name: `normbench run quick`)")
+    out.print("[bold]suites[/bold] (run a shipped one by name: `normbench run quick`)", soft_wrap=False)
     for info in all_suites():
         where = info.name if info.origin == "shipped" else str(info.path)
         count = f"{info.cases} cases" if info.cases is not None else "invalid"
         text = info.description if info.cases is not None else info.problem
-        out.print(printable(f"  {where:<18} {info.origin:<8} {count:>11}  {text}"), markup=False)
+        _line(printable(f"  {where:<18} {info.origin:<8} {count:>11}  "), printable(text))
 
 
 def _plugins() -> None:
     rows = installed_plugins()
     env = os.environ.get(ENV_VAR, "")
-    out.print("[bold]plugins[/bold] (entry points normbench.norms / .benches / .claims / .plots)")
+    out.print(
+        "[bold]plugins[/bold] (entry points normbench.norms / .benches / .claims / .plots)", soft_wrap=False
+    )
     if not rows and not env:
         out.print("  none installed", markup=False)
     for group, name, module, dist in rows:
@@ -138,7 +169,7 @@ def _runs_json(results: Path) -> None:
 
 def _runs(results: Path) -> None:
     check_results_dir(results, create=False)
-    out.print(f"[bold]runs[/bold] in {printable(results)}/", highlight=False)
+    out.print(f"[bold]runs[/bold] in {printable(results)}/", highlight=False, soft_wrap=False)
     for run_id in list_run_ids(results):
         try:
             store = RunStore.open(results, run_id)

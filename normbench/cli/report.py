@@ -48,7 +48,11 @@ def command(
     ] = None,
     table: Annotated[
         list[str] | None,
-        typer.Option("--table", help="Only the tables whose title contains WORD (any case); repeatable."),
+        typer.Option(
+            "--table",
+            help="Only the tables whose title contains WORD (any case); repeatable.",
+            autocompletion=_complete_tables,
+        ),
     ] = None,
     columns: Annotated[
         str | None,
@@ -92,6 +96,12 @@ def command(
         write_output_text(target, text)  # -o -: stdout, as without -o
     else:
         emit(text)
+
+
+def _complete_tables(incomplete: str) -> list[str]:
+    from normbench.analysis.terminal import TABLE_WORDS
+
+    return [w for w in TABLE_WORDS if w.startswith(incomplete.lower())]
 
 
 def _say(text: str) -> None:

@@ -16,8 +16,8 @@ from normbench.cli._common import (
     cli_errors,
     complete_benches,
     complete_norms,
-    complete_runs,
     complete_suites,
+    complete_unfinished_runs,
     err,
     out,
     parse_shard,
@@ -67,7 +67,7 @@ def command(
         str | None,
         typer.Option(
             help="Finish RUN_ID (or 'latest'): run only its cases without a stored result.",
-            autocompletion=complete_runs,
+            autocompletion=complete_unfinished_runs,
         ),
     ] = None,
     run_id: Annotated[

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
 
 from normbench import selfcheck as sc
-from normbench.cli._common import cli_errors, emit, err, out
+from normbench.cli._common import cli_errors, emit, err, out, terminal_width
 from normbench.core.errors import NormbenchError
 from normbench.core.jsondata import json_text
 from normbench.core.settings import check_number
@@ -62,44 +63,34 @@ def command(
 
 
 def _print_table(rows: list[dict], runs: int, threads: int, state: str) -> None:
-    from normbench.core.tables import format_seconds
+    """The per-op table fitted to the terminal (continuation tables, never a line wider), what its
+    columns mean wrapped under it, and one line of advice."""
+    import pandas as pd
 
-    head = [
-        "op",
-        "normbench",
-        "torch (same state)",
-        "torch (plain)",
-        "plain/same",
-        "agreement",
-        "worst",
-        "fwd/rev order",
-        "CV nb",
-        "CV torch",
-        "faults/call",
-        "verdict",
-    ]
-    lines = [head]
-    for r in rows:
-        lines.append(
-            [
-                r["op"],
-                format_seconds(r["normbench_s"]),
-                format_seconds(r["torch_s"]),
-                format_seconds(r["torch_plain_s"]),
-                f"{r['state_cost']:.3f}",
-                f"{r['agreement']:.3f}",
-                f"{r['worst_agreement']:.3f}",
-                f"{r['order_ratio']:.3f}",
-                f"{100 * r['cv_normbench']:.1f}%",
-                f"{100 * r['cv_torch']:.1f}%",
-                f"{r['faults_per_call']:.1f}",
-                r["verdict"],
-            ]
-        )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    for line in lines:
-        out.print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)), markup=False)
-    out.print(
+    from normbench.analysis.fit import fit_table, wrap
+    from normbench.core.tables import Table, format_seconds, render
+
+    width = terminal_width()
+    frame = pd.DataFrame(
+        {
+            "op": r["op"],
+            "verdict": r["verdict"],  # first: the answer stays in the first part at any width
+            "normbench": format_seconds(r["normbench_s"]),
+            "torch (same state)": format_seconds(r["torch_s"]),
+            "torch (plain)": format_seconds(r["torch_plain_s"]),
+            "plain/same": f"{r['state_cost']:.3f}",
+            "agreement": f"{r['agreement']:.3f}",
+            "worst": f"{r['worst_agreement']:.3f}",
+            "fwd/rev order": f"{r['order_ratio']:.3f}",
+            "CV nb": f"{100 * r['cv_normbench']:.1f}%",
+            "CV torch": f"{100 * r['cv_torch']:.1f}%",
+            "faults/call": f"{r['faults_per_call']:.1f}",
+        }
+        for r in rows
+    )
+    parts = fit_table(Table("normbench's timer against torch.utils.benchmark", frame, keys=["op"]), width)
+    out.print(render(parts, "plain", width), markup=False)
+    legend = (
         f"{2 * runs} fresh processes ({runs} per order), {threads} thread(s), pages={state}; medians over "
         "processes. same state = torch.utils.benchmark in normbench's measuring process (allocator policy "
         "and pages as `normbench run`); plain = it alone in a plain process (another "
@@ -107,6 +98,30 @@ def _print_table(rows: list[dict], runs: int, threads: int, state: str) -> None:
         "agreement = normbench / torch.utils.benchmark (same state) in the same process (1.000 = agree); "
         "fwd/rev = normbench's median with the ops in forward / reversed order; CV = run-to-run spread "
         "across processes. ok = within 5% in every process and order, normbench's CV no worse than "
-        "torch's (or under 5%), no page faults in timed calls.",
-        markup=False,
+        "torch's (or under 5%), no page faults in timed calls."
+    )
+    out.print("\n".join(wrap(legend, width, indent="")), markup=False)
+    out.print("\n".join(wrap(advice(rows), width, indent="  ")), markup=False)
+
+
+def advice(rows: list[dict]) -> str:
+    """One line: what to do about what the table shows (a busy machine first: it explains the rest)."""
+    off = [r for r in rows if r["verdict"] != "ok"]
+    if not off:
+        return "advice: latencies can be trusted here (every op within 5% of torch.utils.benchmark)."
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    problems = {p for r in off for p in r["verdict"].split(", ")}
+    if load > cores - 0.5:
+        return (
+            f"advice: the machine is busy (1-minute load {load:.1f} on {cores} cores): rerun `normbench "
+            "selfcheck` when it is quiet; until then compare only paired ratios (`normbench ab`, `compare`)."
+        )
+    if "faults" in problems:
+        return (
+            "advice: page faults in timed calls: rerun with the other page state (`--pages base` or "
+            "`--pages huge`) and keep the one that passes for `normbench run --pages`."
+        )
+    return (
+        f"advice: {len(off)} of {len(rows)} ops off ({', '.join(sorted(problems))}) on a quiet machine: "
+        "rerun with more processes (`--runs 4`); if it stays off, trust paired ratios over absolute times."
     )

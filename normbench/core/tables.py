@@ -200,11 +200,19 @@ def times(factor: float) -> str:
     return f"{factor:.0f}×" if factor >= 100 else f"{factor:.3g}×"
 
 
-def versus_words(ratio: float, lo: float = float("nan"), hi: float = float("nan"), ref: str = "") -> str:
-    """A time ratio (this time over `ref`'s) in words, with its interval where there is one: "2.40× slower
-    than layernorm:module [2.37, 2.43]", "1.12× faster than ... [1.08, 1.15]" (the interval in the same
-    direction as the words), and "as fast as ... (time ratio 0.98–1.05)" when the interval holds 1 (or the
-    ratio, without an interval, rounds to 1.00); without `ref`, "1.12× faster", "as fast"."""
+def versus_words(
+    ratio: float,
+    lo: float = float("nan"),
+    hi: float = float("nan"),
+    ref: str = "",
+    bounds: str = "interval",
+) -> str:
+    """A time ratio (this time over `ref`'s) in words, with its bounds where there are any. Brackets mean
+    one thing in every command, a 95% interval: "2.40× slower than layernorm:module [2.37, 2.43]", "1.12×
+    faster than ... [1.08, 1.15]" (the interval in the same direction as the words), "as fast as ... (time
+    ratio [0.98, 1.05])" when the interval holds 1 (or the ratio, without an interval, rounds to 1.00).
+    bounds="range": lo and hi are the smallest and largest of several ratios, written "(range 1.08–1.15)".
+    Without `ref`: "1.12× faster", "as fast"."""
     if pd.isna(ratio) or ratio <= 0:
         return "—"
     than = f" than {ref}" if ref else ""
@@ -212,11 +220,13 @@ def versus_words(ratio: float, lo: float = float("nan"), hi: float = float("nan"
         return "—"
     same = f"as fast as {ref}" if ref else "as fast"
     if pd.notna(lo) and pd.notna(hi) and lo <= 1 <= hi:
-        return f"{same} (time ratio {lo:.3g}–{hi:.3g})"
+        if bounds == "range":
+            return f"{same} (time ratio range {lo:.3g}–{hi:.3g})"
+        return f"{same} (time ratio [{lo:.3g}, {hi:.3g}])"
     if pd.isna(lo) and round(ratio, 2) == 1:  # no interval, and within rounding of 1: no direction to name
         return same
     word, factor, a, b = ("slower", ratio, lo, hi) if ratio > 1 else ("faster", 1 / ratio, 1 / hi, 1 / lo)
     text = f"{times(factor)} {word}{than}"
     if pd.notna(a) and pd.notna(b):
-        text += f" [{a:.3g}, {b:.3g}]"
+        text += f" (range {a:.3g}–{b:.3g})" if bounds == "range" else f" [{a:.3g}, {b:.3g}]"
     return text

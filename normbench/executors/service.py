@@ -75,7 +75,7 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
     plan = plan_run(suite, o.results, resume=o.resume, shard=o.shard, only=o.only, say=say, pages=o.pages)
     if o.dry_run:
         return RunResult(plan)
-    skip = plan.resumed.run_id if plan.resumed else None  # its own earlier cases are no history
+    resumed = plan.resumed.run_id if plan.resumed else None  # its finished cases: this machine's pace
     try:
         with SignalsBetweenGuards(say):
             store, outcome, remaining = execute_plan(
@@ -84,7 +84,7 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
                 threads=o.threads,
                 processes=processes,
                 executor=runner,
-                progress=lambda todo, done: progress(todo, done, case_history(o.results, skip=skip)),
+                progress=lambda todo, done: progress(todo, done, case_history(o.results, also=resumed)),
                 quiet=o.quiet,
                 say=say,
                 run_id=o.run_id,

@@ -20,12 +20,18 @@ class CaseHistory:
     by_kind: dict[tuple, float] = field(default_factory=dict)
 
 
-def case_history(results_dir: Path, skip: str | None = None, runs: int = NEWEST_RUNS) -> CaseHistory:
-    """The newest `runs` runs' case times (leaving out run `skip`, the one being resumed)."""
+def case_history(
+    results_dir: Path, skip: str | None = None, runs: int = NEWEST_RUNS, also: str | None = None
+) -> CaseHistory:
+    """The newest `runs` runs' case times (leaving out run `skip`), and run `also` however old (the one
+    being resumed: its finished cases are this machine's pace for the rest)."""
     import statistics
 
     seconds: dict[tuple, list[float]] = {}
-    for run_id in [r for r in list_run_ids(results_dir) if r != skip][-runs:]:
+    chosen = [r for r in list_run_ids(results_dir) if r != skip][-runs:]
+    if also is not None and also not in chosen and (Path(results_dir) / also).is_dir():
+        chosen.append(also)
+    for run_id in chosen:
         for case_id, kind, norm, impl, value in _wall_times(Path(results_dir) / run_id / "parts"):
             for key in (("case", case_id), (kind, norm, impl), (kind,)):
                 seconds.setdefault(key, []).append(value)

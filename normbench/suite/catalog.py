@@ -4,12 +4,14 @@ folder), found with importlib.resources so they work from a wheel as from a chec
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
 from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError
+from normbench.core.params import did_you_mean
 from normbench.norms import all_norms
 from normbench.suite.expand import expand
 from normbench.suite.load import load_suite
@@ -43,7 +45,8 @@ def resolve(name_or_path: str | Path) -> Path:
         return shipped[stem]
     names = ", ".join(shipped) or "none"
     raise NormbenchError(
-        f"{name_or_path}: no such suite file, and no shipped suite of that name (shipped: {names})"
+        f"{name_or_path}: no such suite file, and no shipped suite of that name"
+        f"{did_you_mean(stem, list(shipped))} (shipped: {names})"
     )
 
 
@@ -57,6 +60,10 @@ class SuiteInfo:
     problem: str = ""
 
 
+# a sentence ends at ". " before a capital, but not after an abbreviation ("Shen et al. (2020)", "e.g. The")
+_SENTENCE_END = re.compile(r"(?<!\bal\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.?])\s+(?=[A-Z])")
+
+
 def describe(path: Path, origin: str) -> SuiteInfo:
     """The first line of a suite's description and its case count (or why it has none)."""
     try:
@@ -65,9 +72,7 @@ def describe(path: Path, origin: str) -> SuiteInfo:
         first = str(exc).splitlines()[0]
         return SuiteInfo(path.stem, path, origin, "", None, first)
     text = " ".join((suite.description or "").split())
-    sentence = text.split(". ")[0].rstrip(".")
-    if len(sentence) > 110:
-        sentence = sentence[:109].rsplit(" ", 1)[0] + " …"
+    sentence = _SENTENCE_END.split(text, maxsplit=1)[0].rstrip(".")  # whole: `list` wraps it
     return SuiteInfo(suite.name, path, origin, sentence, len(expand(suite)))
 
 

@@ -56,6 +56,8 @@ def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
     path = out_dir / f"{name}.{fmt}"
     target = output_file(path, "--output")
     fig.set_label(path.name)  # the figure knows its file (savefig is handed an open file, not the name)
+    for ax in fig.axes:
+        readable_log_ticks(ax)
     if fig.get_layout_engine() is None:
         fig.tight_layout(rect=(0, 0, 0.8 if fig.legends else 1, 1))
     # bbox_inches="tight": never clip a long suptitle or the legend
@@ -64,6 +66,23 @@ def save(fig, out_dir: Path, name: str, fmt: str) -> Path:
 
     plt.close(fig)
     return path
+
+
+def readable_log_ticks(ax) -> None:
+    """A log axis's ticks as numbers ("20", "0.05", "1e-05"), not "2×10¹": matplotlib's default formatter
+    is replaced where it is still the default (a figure's own, the latency ratio words, stays)."""
+    from matplotlib.ticker import LogFormatter, LogFormatterSciNotation
+
+    class Plain(LogFormatter):  # LogFormatter chooses which ticks get a label; the label is a plain number
+        def _num_to_string(self, x, vmin, vmax):
+            return f"{x:.3g}" if 1e-4 <= abs(x) < 1e5 else f"{x:.0e}"
+
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() != "log" or type(axis.get_major_formatter()) is not LogFormatterSciNotation:
+            continue
+        base = getattr(axis.get_transform(), "base", 10)
+        axis.set_major_formatter(Plain(base=base, labelOnlyBase=False))
+        axis.set_minor_formatter(Plain(base=base, labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
 def suptitle(fig, text: str, fontsize: float = 10) -> None:

@@ -41,10 +41,10 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
             s0 + 3 * layers / 2,
             color="grey",
             alpha=0.2,
-            label=f"Lemma 2 band from s₀ = {s0:.2f}",
+            label=f"Lemma 2 band from $s_0$ = {s0:.2f}",
         )
     ax1.set_xlabel("layer l")
-    ax1.set_ylabel("‖x_l‖² / d of the residual stream")
+    ax1.set_ylabel(r"$\Vert x_l \Vert^2 / d$ of the residual stream")
     ax1.set_title("Residual stream growth at init (Xiong Lemma 2)", fontsize=10)
     ax1.grid(True, alpha=0.3)
     ax1.legend(fontsize=LEGEND_PT, ncol=2)
@@ -61,7 +61,7 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
         )
     ax2.set_yscale("log")
     ax2.set_xlabel("relative depth l / L")
-    ax2.set_ylabel("‖mean over batches of ∂L/∂W²_l‖_F")
+    ax2.set_ylabel(r"$\Vert$ mean over batches of $\partial L / \partial W^2_l \, \Vert_F$")
     ax2.set_title("FFN output-weight gradient per layer at init (Xiong Thm 1)", fontsize=10)
     ax2.grid(True, which="both", alpha=0.3)
     ax2.legend(fontsize=LEGEND_PT, ncol=2)

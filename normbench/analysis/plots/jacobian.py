@@ -63,7 +63,7 @@ def sigma_vs_bound(frame, out_dir, *, machine, fmt):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(f"bound: {title} (dimensionless: output per unit input)")
-        ax.set_ylabel("measured σ_max(J) (dimensionless)")
+        ax.set_ylabel(r"measured $\sigma_{max}(J)$ (dimensionless)")
         ax.set_title(f"measured vs {title}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=LEGEND_PT, loc="best", framealpha=0.8)  # inside the axes, where the points are not

@@ -3,7 +3,9 @@ reference (the stored paired ratio `time_vs_ref`, with its 95% interval as a bar
 runs from before paired rounds), on a log axis whose ticks are words ("2× faster", "same", "3× slower");
 the copy probe as a black tick (how fast a norm would be if it moved its bytes as fast as a copy); the
 reference's time in the shape's label and the fastest's beside its dot. One panel per mode × dtype, every
-setting of a shape (cold cache, a hard input) a row of its panel, one figure per device and statistic."""
+setting of a shape (cold cache, a hard input) a row of its panel, one figure per device and statistic; the
+panels share one ratio axis (a distance is the same ratio in each), and each implementation keeps its own
+small offset within a row among its norm's (dodged: two at the same ratio do not hide each other)."""
 
 from __future__ import annotations
 
@@ -169,8 +171,9 @@ def speedup_per_shape(frame, out_dir, *, machine, fmt):
             layout="constrained",
         )
         handles = {}
+        limits = _ratio_limits(fig_rows)
         for ax, (panel, g) in zip(axes.flat, fig_rows.groupby(PANEL_KEYS), strict=False):
-            handles |= _panel(ax, g, settings, every, ref, format_seconds)
+            handles |= _panel(ax, g, settings, every, ref, format_seconds, limits)
             ax.set_title(" ".join(map(str, panel)), fontsize=9)
         for ax in list(axes.flat)[len(panels) :]:
             ax.axis("off")
@@ -192,13 +195,34 @@ def speedup_per_shape(frame, out_dir, *, machine, fmt):
     return paths
 
 
-def _panel(ax, g, settings, every, ref, format_seconds) -> dict:
-    """One mode × dtype: a row per shape, a dot per implementation; the fastest named beside its dot."""
+def _ratio_limits(rows) -> tuple[float, float]:
+    """The ratio axis of every panel of a figure: every dot, interval end and copy tick, and 1, with room
+    beside the outermost."""
+    norms = rows[rows["norm"] != "identity"]
+    xs = [*norms["speedup"], *norms["lo"], *norms["hi"], *rows["copy_x"]]
+    xs = [x for x in xs if x == x and x > 0] or [1.0]
+    return min(min(xs), 1.0) / 1.6, max(max(xs), 1.0) * 1.6
+
+
+def dodge(labels: list[str], label: str, room: float = 0.6) -> float:
+    """An implementation's vertical offset within a shape's row, among its norm's implementations (the
+    norms differ in colour already): the same in every row, spread over at most `room` of the row."""
+    norm = label.split(":")[0]
+    mine = sorted(x for x in labels if x.split(":")[0] == norm)
+    if label not in mine or len(mine) < 2 or norm == "identity":
+        return 0.0
+    step = min(0.12, room / (len(mine) - 1))
+    return (mine.index(label) - (len(mine) - 1) / 2) * step
+
+
+def _panel(ax, g, settings, every, ref, format_seconds, limits) -> dict:
+    """One mode × dtype: a row per shape, a dot per implementation (dodged); the fastest named beside its
+    dot; the ratio axis the figure's (`limits`)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     handles = {}
     shapes = sorted(g.groupby(SHAPE_KEYS + settings), key=lambda kv: kv[0])
-    names, xs, fastest = [], [], []
+    names, fastest = [], []
     for y, (_, shape) in enumerate(shapes):
         first = shape.iloc[0].to_dict()
         names.append(f"{shape_name(first, settings)}\nref {format_seconds(shape['base_time'].median())}")
@@ -209,17 +233,23 @@ def _panel(ax, g, settings, every, ref, format_seconds) -> dict:
             if r["lo"] == r["lo"] and r["hi"] == r["hi"]:
                 err = [[r["speedup"] - r["lo"]], [r["hi"] - r["speedup"]]]
             handles[r["label"]] = ax.errorbar(
-                r["speedup"], y, xerr=err, color=colour, marker=marker, ms=5, ls="none", capsize=2, zorder=3
+                r["speedup"],
+                y + dodge(every, r["label"]),
+                xerr=err,
+                color=colour,
+                marker=marker,
+                ms=5,
+                ls="none",
+                capsize=2,
+                zorder=3,
             )
-            xs += [r["speedup"], r["lo"], r["hi"]]
         copy = shape["copy_x"].dropna()
         if len(copy):
             handles["copy probe"] = ax.scatter(copy.median(), y, color="k", marker="|", s=200, zorder=2)
-            xs.append(copy.median())
         if not norms.empty:
-            fastest.append((norms.loc[norms["time"].idxmin()], y))
-    xs = [x for x in xs if x == x and x > 0] or [1.0]
-    lo, hi = min(min(xs), 1.0) / 1.6, max(max(xs), 1.0) * 1.6  # room beside the outermost dots
+            best = norms.loc[norms["time"].idxmin()]
+            fastest.append((best, y + dodge(every, best["label"])))
+    lo, hi = limits
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
     for best, y in fastest:

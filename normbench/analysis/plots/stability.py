@@ -39,7 +39,7 @@ def loss_and_update_curves(frame, out_dir, *, machine, fmt):
         for i, (metric, ylabel) in enumerate(
             (
                 ("loss", "training loss (nats/byte)"),
-                ("model_update", "model update ‖F(x,θ_t) − F(x,θ₀)‖ per token"),
+                ("model_update", r"model update $\Vert F(x,\theta_t) - F(x,\theta_0) \Vert$ per token"),
             )
         ):
             ax = axes[i][j]

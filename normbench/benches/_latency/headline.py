@@ -6,8 +6,6 @@ MAX_SHAPE_LINES shapes, one line per group instead. Then what to distrust. The n
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from normbench.benches._latency.cases import latency_cases, row_order, shape_words
@@ -60,8 +58,7 @@ def _shape_lines(contenders: pd.DataFrame, keys: list[str], group_keys: list[str
         shown = [c[0] if c[0] != previous else "", *c[1:-1]]
         previous = c[0]
         aligned = "  ".join(f"{v:<{w}}" for v, w in zip(shown, widths, strict=True) if w)
-        vs = c[-1] if len(aligned) + 2 + len(c[-1]) <= LINE_WIDTH else _BRACKETS.sub("", c[-1])
-        lines.append(f"{aligned}  {vs}".rstrip())
+        lines.append(f"{aligned}  {c[-1]}".rstrip())  # a long line wraps (summary_text), never cut
     others = contenders[contenders["label"] != baseline]
     paired = others["vs_paired"].fillna(False).astype(bool).any()
     k = others["processes"].max() if "processes" in others else float("nan")
@@ -75,21 +72,17 @@ def _shape_lines(contenders: pd.DataFrame, keys: list[str], group_keys: list[str
     ]
 
 
-LINE_WIDTH = 109  # a headline line beside the summary's section column, in 120 characters
-_BRACKETS = re.compile(r" [\[(][^\])]*[\])]")  # an interval, "[1.1, 1.4]" or "(time ratio 0.9–1.2)"
-
-
 def _versus_cell(best: pd.Series, group: pd.DataFrame, baseline: str | None) -> str:
-    """How the fastest compares with the baseline; when it is the baseline, how the next one does (its
-    interval is the part left out when the line would be too long)."""
+    """How the fastest compares with the baseline; when it is the baseline, said so, and how the next
+    one does."""
     if baseline is None:
         return ""
     if best["label"] == baseline:
         others = group[group["label"] != baseline]
         if others.empty:
-            return "the reference, alone"
+            return "(the reference) the only one timed"
         runner = others.loc[others["time"].idxmin()]
-        return f"ref; next {runner['label']} " + _words(runner)
+        return f"(the reference) is fastest; next {runner['label']} " + _words(runner)
     return _words(best)
 
 
@@ -115,7 +108,7 @@ def _group_lines(contenders: pd.DataFrame, keys: list[str], group_keys: list[str
         if baseline and len(ratio):
             text += f"; median {versus_words(ratio.median(), ref=baseline)}"
             if len(ratio) > 1:
-                text += f" (time ratio {ratio.min():.2g}–{ratio.max():.3g})"
+                text += f" (range over shapes {ratio.min():.2g}–{ratio.max():.3g})"
         copy = g["copy_fraction"].dropna() if "copy_fraction" in g else []
         if len(copy):
             text += f"; copy {copy.median():.0%}"

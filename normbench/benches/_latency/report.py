@@ -95,7 +95,7 @@ def _grid_tables(grid, cases, baseline, notes) -> list[Table]:
         + " (unpaired: timed apart, a ratio of two times).",
     ]
     bw_notes = [
-        "GB/s from the byte model (docs/methodology.md); in brackets the fraction of the copy probe's GB/s, "
+        "GB/s from the byte model (docs/methodology.md); in parentheses the fraction of the copy probe's GB/s, "
         "timed in the same paired rounds as the norm; " + IMPLAUSIBLE + " = implausible (a byte model or "
         "timing error), not a win."
     ]
