@@ -11,10 +11,8 @@ from typing import Annotated
 
 import typer
 
-from normbench.ab.comment import render_comment
-from normbench.ab.gate import ABOptions, exit_code
-from normbench.ab.report import render_json, render_text, verdict_line
-from normbench.ab.run import run_ab
+from normbench.ab.gate import ABOptions
+from normbench.ab.service import gate
 from normbench.ab.timing import STATS
 from normbench.cli._common import (
     RESULTS_DIR,
@@ -26,8 +24,6 @@ from normbench.cli._common import (
     results_option,
 )
 from normbench.core.errors import NormbenchError
-from normbench.results.outputs import output_file, write_output_text
-from normbench.runner import StopNow
 
 NAME = "ab"
 PANEL = "Results"
@@ -114,7 +110,6 @@ def command(
         raise NormbenchError(f"--stat {stat!r}: one of {', '.join(STATS)}")
     if not (factor > 1 and factor < float("inf")):
         raise NormbenchError(f"--factor {factor!r}: a number above 1")
-    md = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
     opts = ABOptions(
         factor=factor,
         processes=processes,
@@ -123,37 +118,20 @@ def command(
         base_python=base_python,
         second_look=second_look,
     )
-
-    def show(result) -> None:  # before the result is stored: a store that fails loses no verdict
-        if fmt == "json":
-            text = render_json(result)
-        elif fmt == "md":
-            text = render_comment(result)
-        else:
-            text = render_text(result, str(fmt), everything=show_all)
-        out.print(text, markup=False, end="")
-        if md is not None:
-            write_output_text(md, render_comment(result))
-        if exit_code(result):
-            err.print(verdict_line(result), markup=False)
-
-    try:
-        result = run_ab(
-            base,
-            suite,
-            opts,
-            results=results,
-            only=only,
-            deterministic=deterministic,
-            all_cases=all_cases,
-            say=lambda s: err.print(s, markup=False),
-            show=show,
-        )
-    except StopNow as stop:
-        err.print(f"ab stopped by {stop.signal.name}: nothing stored", markup=False)
-        raise typer.Exit(128 + int(stop.signal)) from None
-    if code := exit_code(result):
-        raise typer.Exit(BISECT_SKIP if bisect and code == 3 else code)
-
-
-BISECT_SKIP = 125  # `git bisect run`: this commit cannot be tested; neither good nor bad
+    code = gate(
+        base,
+        suite,
+        opts,
+        results=results,
+        fmt=str(fmt),
+        everything=show_all,
+        markdown=markdown,
+        bisect=bisect,
+        emit=lambda text: out.print(text, markup=False, end=""),
+        say=lambda s: err.print(s, markup=False),
+        only=only,
+        deterministic=deterministic,
+        all_cases=all_cases,
+    )
+    if code:
+        raise typer.Exit(code)
