@@ -28,6 +28,7 @@ from normbench.ab.gate import (
     timed_cases,
 )
 from normbench.ab.guard import ab_folder, check_python, stop_on_signal, store_exclusive
+from normbench.ab.report import render_text
 from normbench.ab.sides import (
     ABUnsupported,
     base_worktree,
@@ -42,6 +43,7 @@ from normbench.analysis.rows import describe_case, varying_params
 from normbench.benches import get_bench
 from normbench.core.children import die_with_parent
 from normbench.core.errors import NormbenchError
+from normbench.results.outputs import output_file, write_output_text
 from normbench.results.store import RunStore
 from normbench.suite.catalog import resolve
 from normbench.suite.expand import expand, select
@@ -60,9 +62,14 @@ def run_ab(
     all_cases: bool = False,
     say: Callable[[str], None] = print,
     show: Callable[[ABResult], None] = lambda result: None,
+    markdown: Path | None = None,
+    everything: bool = False,
 ) -> ABResult:
     """all_cases: time every latency and block case, also those whose norms' code is the same at both.
-    show(result) prints the verdict before the result is stored (a store that fails loses nothing)."""
+    show(result) prints the verdict before the result is stored (a store that fails loses nothing);
+    markdown: also write the markdown report there (by the output rule, checked before any work; every
+    case listed with `everything`)."""
+    md = output_file(markdown, "--markdown") if markdown is not None else None
     start = time.perf_counter()
     check_pages(None)  # NORMBENCH_PAGES: every worker reads it
     folder = ab_folder(results)  # writable, and in no stored run, before any work
@@ -119,6 +126,8 @@ def run_ab(
         deterministic_exit=det_exit,
     )
     show(result)
+    if md is not None:
+        write_output_text(md, render_text(result, "md", everything=everything))
     store_exclusive(folder, f"{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{commit[:8]}", result)
     return result
 

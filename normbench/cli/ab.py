@@ -12,13 +12,12 @@ from typing import Annotated
 import typer
 
 from normbench.ab.gate import ABOptions, exit_code
+from normbench.ab.guard import StopNow
 from normbench.ab.report import render_json, render_text, verdict_line
 from normbench.ab.run import run_ab
 from normbench.ab.timing import STATS
 from normbench.cli._common import RESULTS_DIR, CompareFormat, cli_errors, err, out, results_option
 from normbench.core.errors import NormbenchError
-from normbench.results.outputs import output_file, write_output_text
-from normbench.runner import StopNow
 
 NAME = "ab"
 PANEL = "Results"
@@ -84,17 +83,7 @@ def command(
         raise NormbenchError(f"--factor {factor!r}: a number above 1")
     if fmt == "csv":
         raise NormbenchError("--format csv: ab writes github, plain, md or json")
-    md = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
     opts = ABOptions(factor=factor, processes=processes, stat=stat, threads=threads, base_python=base_python)
-
-    def show(result) -> None:  # before the result is stored: a store that fails loses no verdict
-        text = render_json(result) if fmt == "json" else render_text(result, str(fmt), everything=show_all)
-        out.print(text, markup=False, end="")
-        if md is not None:
-            write_output_text(md, render_text(result, "md", everything=show_all))
-        if exit_code(result):
-            err.print(verdict_line(result), markup=False)
-
     try:
         result = run_ab(
             base,
@@ -105,10 +94,27 @@ def command(
             deterministic=deterministic,
             all_cases=all_cases,
             say=lambda s: err.print(s, markup=False),
-            show=show,
+            show=_show(str(fmt), show_all),
+            markdown=markdown,
+            everything=show_all,
         )
     except StopNow as stop:
         err.print(f"ab stopped by {stop.signal.name}: nothing stored", markup=False)
         raise typer.Exit(128 + int(stop.signal)) from None
     if code := exit_code(result):
         raise typer.Exit(code)
+
+
+def _show(fmt: str, everything: bool):
+    """What prints the result (before it is stored: a store that fails loses no verdict)."""
+
+    def show(result) -> None:
+        out.print(
+            render_json(result) if fmt == "json" else render_text(result, fmt, everything=everything),
+            markup=False,
+            end="",
+        )
+        if exit_code(result):
+            err.print(verdict_line(result), markup=False)
+
+    return show
