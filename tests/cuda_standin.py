@@ -172,10 +172,27 @@ def cuda_standin(nvml: bool = True):
         stack.enter_context(mock.patch.object(torch.version, "cuda", "stand-in", create=True))
         stack.enter_context(mock.patch.object(cuda, "normbench_standin", True, create=True))
         if nvml:
-            stack.enter_context(mock.patch.dict(sys.modules, {"pynvml": fake_pynvml()}))
+            # only this key: patch.dict(sys.modules) would also drop every module imported meanwhile (numpy's
+            # lazily imported C extensions among them), and a later import of those fails in this process
+            stack.enter_context(_module("pynvml", fake_pynvml()))
         stack.enter_context(CudaOnCpu())
         stack.callback(_forget_cuda_buffers)
         yield peak
+
+
+@contextlib.contextmanager
+def _module(name: str, module):
+    """sys.modules[name] = module for the block, then what was there before (or nothing)."""
+    missing = object()
+    before = sys.modules.get(name, missing)
+    sys.modules[name] = module
+    try:
+        yield module
+    finally:
+        if before is missing:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = before
 
 
 def _forget_cuda_buffers() -> None:
