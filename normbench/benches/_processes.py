@@ -1,4 +1,4 @@
-"""A timing case (latency, block) timed in k fresh processes (executors/processes.py): the share of the
+"""A timing case (latency, block) timed in k processes (executors/processes.py): the share of the
 rounds each process takes, and the case's rows over its processes. Per process: its raw samples and one
 `<metric>_process` row per timed statistic (time, time_vs_ref, time_vs_copy), labelled with `process`. Over
 processes: `<metric>_median` and the `_lo`/`_hi` interval from core/robust.py's over_processes. Why and what
