@@ -149,8 +149,6 @@ def test_a_run_in_three_processes_stores_each_process_beside_the_case(write_suit
         check=True,
     ).stdout
     assert "vs layernorm:module (paired)" in report and "95% interval over 3 processes" in report
-    lo, hi = summary["time_vs_ref_lo"], summary["time_vs_ref_hi"]
-    assert f"[{lo:.3g}, {hi:.3g}]" in report  # the summary's bracket is the interval over processes
 
 
 def test_a_case_that_kills_its_process_fails_unstored_and_resume_times_it(write_suite, tmp_path):
