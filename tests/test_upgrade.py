@@ -54,8 +54,9 @@ ADDED_SINCE_FIXTURE = {
 }
 COLUMNS_SINCE_FIXTURE = {"pages"}  # the page state those rows are labelled with
 # The latency bench's columns since the version-3 fixture (paired rounds: the copy probe is always in a case's
-# rounds, so no copy_from; a reference, a pairing and the round set; the heap layout): an upgrade declares today's
-CHANGED_SINCE_V3 = {"copy_from", "reference", "pairing", "round_set", "layout"}
+# rounds, so no copy_from; a reference, a pairing and the round set; the heap layout; the process of a
+# per-process row): an upgrade declares today's
+CHANGED_SINCE_V3 = {"copy_from", "reference", "pairing", "round_set", "layout", "process"}
 # The stability bench's parameters since the fixtures (padded batching; the encoder-decoder): a version-1 run
 # declares no columns, so its upgrade declares those its suite declares today, empty in its rows; a
 # version-2 run keeps the columns it declared.

@@ -1,4 +1,4 @@
-"""A timing case (latency, block) timed in k fresh processes (executors/processes.py): the share of the
+"""A timing case (latency, block) timed in k processes (executors/processes.py): the share of the
 rounds each process takes, and the case's rows over its processes. Per process: its raw samples and one
 `<metric>_process` row per timed statistic (time, time_vs_ref, time_vs_copy), labelled with `process`. Over
 processes: `<metric>_median` and the `_lo`/`_hi` interval from core/robust.py's over_processes. Why and what
@@ -24,13 +24,13 @@ PROCESS_LOCAL = ("round_set", "timer", "node", "ray_node", "process")
 
 
 def process_share(params: dict, index: int, k: int) -> dict:
-    """The case's parameters in process `index` of k: today's rounds split across processes (at least 3
-    each) and its run floor too, so k processes time about as long as one did; the accuracy check, peak
+    """The case's parameters in process `index` of k: today's rounds split across processes (⌊samples / k⌋,
+    at least 3 each) and its run floor too, so k processes time about as long as one did; the accuracy check, peak
     memory, page and machine-speed readings only in the first (`lean` in the others)."""
     p = dict(params)
     if k <= 1:
         return p
-    p["samples"] = max(3, math.ceil(p["samples"] / k))
+    p["samples"] = max(3, p["samples"] // k)
     if "min_run_s" in p:
         p["min_run_s"] = p["min_run_s"] / k
     if index > 0:
@@ -101,8 +101,6 @@ def _combine(metric: str, unit, values: list[float]) -> float:
         return float(COMBINE[metric](finite)) if finite else math.nan
     if not finite:
         return math.nan
-    if unit == "bool":
-        return float(max(finite))  # a flag any process raised
     if metric.endswith("_min"):
         return float(min(finite))
     return float(median(finite))
