@@ -75,7 +75,7 @@ def test_installed_plugin_is_listed_run_and_reported(plugin_site, tmp_path):
     listed = normbench(tmp_path, plugin_site, "list")
     assert listed.returncode == 0, listed.stderr
     assert "scalenorm:module" in listed.stdout
-    assert "[plugin: normbench_scalenorm.norm]" in listed.stdout
+    assert "[plugin: normbench_scalenorm.norm]" in " ".join(listed.stdout.split())  # wrapped
     assert "outstats" in listed.stdout and "[plugin: normbench_scalenorm.bench]" in listed.stdout
     assert "normbench-scalenorm 0.1.0" in listed.stdout
 
