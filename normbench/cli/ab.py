@@ -93,14 +93,7 @@ def command(
         raise NormbenchError(f"--factor {factor!r}: a number above 1")
     if fmt == "csv":
         raise NormbenchError("--format csv: ab writes github, plain, md or json")
-    opts = ABOptions(
-        factor=factor,
-        processes=processes,
-        stat=stat,
-        threads=threads,
-        base_python=base_python,
-        second_look=second_look,
-    )
+    opts = ABOptions(factor, processes, stat, threads, base_python, second_look=second_look)
     result = run_ab(
         base,
         suite,
@@ -111,13 +104,7 @@ def command(
         all_cases=all_cases,
         say=lambda s: err.print(s, markup=False),
     )
-    if fmt == "json":
-        text = render_json(result)
-    elif fmt == "md":
-        text = render_comment(result)
-    else:
-        text = render_text(result, str(fmt), everything=show_all)
-    out.print(text, markup=False, end="")
+    out.print(_rendered(result, str(fmt), show_all), markup=False, end="")
     if markdown is not None:
         markdown.write_text(render_comment(result))
     if code := exit_code(result):
@@ -126,3 +113,11 @@ def command(
 
 
 BISECT_SKIP = 125  # `git bisect run`: this commit cannot be tested; neither good nor bad
+
+
+def _rendered(result, fmt: str, show_all: bool) -> str:
+    if fmt == "json":
+        return render_json(result)
+    if fmt == "md":  # a pull-request comment
+        return render_comment(result)
+    return render_text(result, fmt, everything=show_all)
