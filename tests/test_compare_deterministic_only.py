@@ -1,6 +1,6 @@
-"""`compare --deterministic-only` gates what holds across CI jobs: a timing change between two runs is not
-judged (no timing row at all), a deterministic one still fails; `--markdown` writes the comparison as a
-pull-request comment holding only the rows that changed."""
+"""`compare --deterministic-only` gates what holds across CI jobs: no timing is judged (a timed case is compared
+by its status), a deterministic change still fails; `--markdown` writes a pull-request comment of the rows that
+changed."""
 
 from __future__ import annotations
 
@@ -39,3 +39,15 @@ def test_deterministic_only_with_absolute_is_bad_input(tmp_path):
     store_run(tmp_path, "new")
     done = _compare(tmp_path, "--deterministic-only", "--absolute")
     assert done.exit_code == 2 and "--deterministic-only gates no time" in done.stderr
+
+
+def test_unchanged_values_pass_whatever_the_timings_did(tmp_path):
+    """Main's block on unchanged code: every timed case is compared by its status (not `x`), exit 0."""
+    medians = {impl: 1e-5 for impl in LATENCY_IMPLS[:2]}
+    store_run(tmp_path, "base", latency=medians)
+    store_run(tmp_path, "new", latency={k: v * 1.4 for k, v in medians.items()}, jitter=0.05)
+    done = _compare(tmp_path, "--format", "json", "--deterministic-only")
+    data = json.loads(done.stdout)
+    assert done.exit_code == 0 and data["counts"]["x"] == 0, data["not_compared"]
+    notes = {r["note"] for r in data["records"] if r["bench"] == "latency"}
+    assert notes == {"ok in both runs; timings not gated (--deterministic-only): status compared"}

@@ -41,16 +41,24 @@ def _label(row, bench, varying) -> str:
 
 
 def uncovered_rows(
-    kind, base, new, bench, rows: list[CompareRow], varying: frozenset[str] | None = None
+    kind,
+    base,
+    new,
+    bench,
+    rows: list[CompareRow],
+    varying: frozenset[str] | None = None,
+    *,
+    deterministic_only: bool = False,
 ) -> list[CompareRow]:
     """The cases no metric or status row speaks for: compared by their status when both runs have them
-    (a case unavailable in both, or one whose bench stores no compare metric), else `x`."""
+    (a case unavailable in both, one whose bench stores no compare metric, or, under deterministic_only, a
+    timed case, whose timings are not gated), else `x`."""
     covered = frozenset().union(*(r.case_ids for r in rows))
     sb = base.drop_duplicates("case_id").set_index("case_id")
     sn = new.drop_duplicates("case_id").set_index("case_id")
     if varying is None:
         varying = varying_params(pd.concat([sb["params"], sn["params"]]))
-    out, timed_only = [], _timed_only(base, new, bench)
+    out, timed_only = [], set() if deterministic_only else _timed_only(base, new, bench)
     for case_id in sorted((set(sb.index) | set(sn.index)) - covered):
         side = sn if case_id in sn.index else sb
         label = _label(side.loc[case_id], bench, varying)
@@ -69,6 +77,8 @@ def uncovered_rows(
             status = sb.loc[case_id, "status"]
             what = ", ".join(bench.compare_metrics) or "no compare metric"
             note = f"{status} in both runs; no values of {what}: status compared"
+            if deterministic_only and bench.paired_metrics:
+                note = f"{status} in both runs; timings not gated (--deterministic-only): status compared"
             out.append(CompareRow("=", kind, label, "status", note=note, case_ids=ids))
     return out
 

@@ -97,7 +97,9 @@ def compare_frames(
                 result.notes.extend(untestable.notes(kind, metric, opts.alpha))
                 result.undetectable.extend(untestable.undetectable(kind, metric, opts))
             confirm_across_references(rows, bench.paired_metrics, opts.factor)
-        rows.extend(uncovered_rows(kind, b, n, bench, rows, varying))
+        rows.extend(
+            uncovered_rows(kind, b, n, bench, rows, varying, deterministic_only=opts.deterministic_only)
+        )
         result.rows.extend(rows)
     return result
 
