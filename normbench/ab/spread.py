@@ -11,10 +11,9 @@ from statistics import median
 
 import numpy as np
 
-from normbench.core.robust import MAD_NORMAL, median_standard_error
+from normbench.core.robust import MAD_NORMAL, median_standard_error, simulated_quantile
 
 LEVEL = 0.95
-SIM_DRAWS = 200_000
 SIM_SEED = 20261205
 
 
@@ -39,12 +38,13 @@ def pooled_critical_value(k: int) -> float:
     pooled standard error above (simulated with a fixed seed: the same k always gives the same value)."""
     if k < 2:
         raise ValueError(f"a spread over processes needs at least 2 of them, not {k}")
-    rng = np.random.default_rng(SIM_SEED + k)
-    x, y = rng.standard_normal((SIM_DRAWS, k)), rng.standard_normal((SIM_DRAWS, k))
+    return simulated_quantile(_pooled_statistic, k, groups=2, level=LEVEL, seed=SIM_SEED + k)
 
+
+def _pooled_statistic(x, y):
     def mad(v):
         return MAD_NORMAL * np.median(np.abs(v - np.median(v, axis=1, keepdims=True)), axis=1)
 
+    k = x.shape[1]
     se = np.sqrt(math.pi / 2 * (mad(x) ** 2 + mad(y) ** 2) / 2 / k)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.quantile(np.abs(np.median(x, axis=1)) / se, LEVEL))
+    return np.abs(np.median(x, axis=1)) / se

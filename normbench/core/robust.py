@@ -36,17 +36,27 @@ def critical_value(k: int, level: float = 0.95) -> float:
         raise ValueError(f"level must lie in (0, 1), not {level}")
     if k > MAX_K:  # asymptotically the median is normal with standard error √(π/2) σ / √k
         return _normal_quantile((1 + level) / 2) * math.sqrt(math.pi / 2)
-    rng = np.random.default_rng(SIM_SEED + k)
-    stats = []
-    left = SIM_DRAWS
-    chunk = max(1, 2_000_000 // k)  # bounded memory whatever k is
+    return simulated_quantile(_studentized_median, k, level=level, seed=SIM_SEED + k)
+
+
+def _studentized_median(x):
+    mid = np.median(x, axis=1)
+    mad = MAD_NORMAL * np.median(np.abs(x - mid[:, None]), axis=1)
+    return np.abs(mid) / (mad / math.sqrt(x.shape[1]))
+
+
+def simulated_quantile(statistic, k: int, *, groups: int = 1, level: float = 0.95, seed: int) -> float:
+    """The `level`-quantile of statistic(*samples) over SIM_DRAWS simulations, each of `groups` samples of k
+    standard normal values (arrays of shape (n, k), one row per simulation); seeded, in chunks of bounded
+    memory. The critical values of every statistic over processes come from here."""
+    rng = np.random.default_rng(seed)
+    stats, left = [], SIM_DRAWS
+    chunk = max(1, 2_000_000 // (k * groups))
     while left:
         n = min(chunk, left)
-        x = rng.standard_normal((n, k))
-        mid = np.median(x, axis=1)
-        mad = MAD_NORMAL * np.median(np.abs(x - mid[:, None]), axis=1)
+        samples = [rng.standard_normal((n, k)) for _ in range(groups)]
         with np.errstate(divide="ignore", invalid="ignore"):
-            stats.append(np.abs(mid) / (mad / math.sqrt(k)))
+            stats.append(statistic(*samples))
         left -= n
     return float(np.quantile(np.concatenate(stats), level))
 
