@@ -231,17 +231,34 @@ def to_frame(table):
     """pandas with the declared types: int64 as Int64 and bool as boolean (nullable), so a parameter that
     is null for another bench kind's rows stays an integer. Strings are pandas' `str` kept in Python objects:
     the same dtype and missing values as its Arrow-backed default, but every row filter (the analyses make
-    thousands) takes a string column with numpy, not one Arrow compute call per column (3x on a wide run)."""
+    thousands) takes a string column with numpy, not one Arrow compute call per column (3x on a wide run).
+    Each distinct string is one Python object shared by its rows (docs/methodology.md, "Reading large runs")."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
 
-    mapping = {
-        pa.int64(): pd.Int64Dtype(),
-        pa.bool_(): pd.BooleanDtype(),
-        pa.string(): pd.StringDtype("python", na_value=np.nan),
-    }
-    return table.to_pandas(types_mapper=mapping.get, ignore_metadata=True)
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    strings = [f.name for f in table.schema if f.type == pa.string()]
+    frame = table.drop_columns(strings).to_pandas(types_mapper=mapping.get, ignore_metadata=True)
+    dtype = pd.StringDtype("python", na_value=np.nan)
+    shared = {name: _shared_strings(table.column(name), dtype) for name in strings}
+    out = frame.assign(**shared) if shared else frame
+    return out[table.column_names] if list(out.columns) != table.column_names else out
+
+
+def _shared_strings(column, dtype):
+    """A string column as pandas `str` whose rows point at one Python object per distinct value: a run's
+    ids, statuses and `params` repeat over thousands of rows, and one object per row was most of the memory
+    of reading a large run."""
+    import numpy as np
+    import pyarrow.compute as pc
+    from pandas.arrays import StringArray
+
+    distinct = pc.unique(column)
+    index = pc.index_in(column, value_set=distinct).to_numpy(zero_copy_only=False)
+    values = np.asarray(distinct.to_pylist(), dtype=object)
+    values[pc.is_null(distinct).to_numpy(zero_copy_only=False)] = np.nan
+    return StringArray(values[index] if len(index) else values[:0], dtype=dtype)
 
 
 def _read_parts(parts: list[Path], hint):
