@@ -1,14 +1,14 @@
-"""A run's parts read in one Arrow dataset scan against the run's declared schema: the fast way to read a
-healthy run. Every part's footer is checked first (a planned case, this run's metadata, the current result
-schema, no undeclared column, some rows), and the scanned rows are checked against the parts they came
-from (each part's rows of its own case and of this run). Anything unexpected returns None, and the store
+"""A run's parts read in one pass against the run's declared schema: the fast way to read a healthy run.
+Each part is opened once: its footer checked (a planned case, this run's metadata, the current result
+schema, no undeclared column, some rows), then just the wanted columns read, and the rows are checked
+against the parts they came from (each part's rows of its own case and of this run). Anything unexpected returns None, and the store
 reads the parts one by one, which names the part and says what is wrong with it (results/store.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from normbench.results.schema import SCHEMA_VERSION, arrow_schema
+from normbench.results.schema import SCHEMA_VERSION, arrow_schema, conform
 from normbench.results.verify import schema_metadata_problem
 
 
@@ -25,8 +25,6 @@ def scan_parts(
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
 
     schema = arrow_schema(columns)
     if not parts:
@@ -35,41 +33,19 @@ def scan_parts(
             if only is None
             else arrow_schema({c: columns[c] for c in only}).empty_table()
         )
-    counts = []
+    read = None if only is None else list(dict.fromkeys(["case_id", "run_id", *only]))
+    want = schema if read is None else arrow_schema({c: columns[c] for c in read})
+    tables = []
     for part in parts:
-        if planned is not None and part.stem not in planned:
-            return None
-        if (
-            part.is_symlink() or not part.is_file()
-        ):  # a link to a pipe would hang: the careful read refuses it
+        if (table := _checked_part(part, run_id, planned, columns, read)) is None:
             return None
         try:
-            footer = pq.read_metadata(part)
-            physical = footer.schema.to_arrow_schema()
-        except Exception:
+            tables.append(conform(table, {f: columns[f] for f in want.names}).replace_schema_metadata(None))
+        except Exception:  # a column that does not cast to its declared type: the careful read names it
             return None
-        meta = footer.metadata or {}
-        if (
-            schema_metadata_problem(meta, run_id)
-            or meta.get(b"normbench_schema_version") != str(SCHEMA_VERSION).encode()
-        ):
-            return None
-        if footer.num_rows == 0 or not set(physical.names) <= set(columns):
-            return None
-        counts.append(footer.num_rows)
-    # page checksums verified as the per-part read does: a damaged page fails the scan, then names its part
-    checked = ds.ParquetFileFormat(
-        default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)
-    )
-    try:
-        read = None if only is None else list(dict.fromkeys(["case_id", "run_id", *only]))
-        table = ds.dataset([str(p) for p in parts], schema=schema, format=checked).to_table(columns=read)
-    except Exception:
-        return None
-    if table.num_rows != sum(counts):
-        return None
-    # the scan keeps the parts' order: part i holds rows [sum(counts[:i]), sum(counts[:i+1]))
-    owner = pa.array(np.repeat([p.stem for p in parts], counts))
+    table = pa.concat_tables(tables)
+    # each part's rows of its own case: part i holds rows [sum(counts[:i]), sum(counts[:i+1]))
+    owner = pa.array(np.repeat([p.stem for p in parts], [t.num_rows for t in tables]))
     same_case = pc.all(pc.fill_null(pc.equal(table.column("case_id"), owner), False)).as_py()
     same_run = pc.all(pc.fill_null(pc.equal(table.column("run_id"), run_id), False)).as_py()
     if not (same_case and same_run):
@@ -77,3 +53,33 @@ def scan_parts(
     if only is not None:
         table = table.select(only)
     return table.replace_schema_metadata(schema.metadata)
+
+
+def _checked_part(part: Path, run_id: str, planned: set[str] | None, columns: dict[str, str], read):
+    """One part's rows (`read`: just these columns of it), or None when its footer is not what a healthy
+    part of this run holds. One open serves the footer checks and the read (a dataset scan opened every file
+    twice and held far more memory than the rows: docs/methodology.md, "Reading large runs"); page checksums
+    are verified as the per-part read does, so a damaged page fails here and then names its part."""
+    import pyarrow.parquet as pq
+
+    if planned is not None and part.stem not in planned:
+        return None
+    if part.is_symlink() or not part.is_file():  # a link to a pipe would hang: the careful read refuses it
+        return None
+    try:
+        with pq.ParquetFile(part, page_checksum_verification=True, pre_buffer=True) as f:
+            footer = f.metadata
+            physical = f.schema_arrow
+            meta = footer.metadata or {}
+            if (
+                schema_metadata_problem(meta, run_id)
+                or meta.get(b"normbench_schema_version") != str(SCHEMA_VERSION).encode()
+            ):
+                return None
+            if footer.num_rows == 0 or not set(physical.names) <= set(columns):
+                return None
+            present = None if read is None else [c for c in read if c in physical.names]
+            table = f.read(columns=present, use_threads=False)
+    except Exception:
+        return None
+    return table if table.num_rows == footer.num_rows else None
