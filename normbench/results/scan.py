@@ -69,16 +69,16 @@ def _checked_part(part: Path, run_id: str, planned: set[str] | None, columns: di
     try:
         with pq.ParquetFile(part, page_checksum_verification=True, pre_buffer=True) as f:
             footer = f.metadata
-            physical = f.schema_arrow
+            names = set(f.schema_arrow.names)  # `.names` builds a new list per access: once per part
             meta = footer.metadata or {}
             if (
                 schema_metadata_problem(meta, run_id)
                 or meta.get(b"normbench_schema_version") != str(SCHEMA_VERSION).encode()
             ):
                 return None
-            if footer.num_rows == 0 or not set(physical.names) <= set(columns):
+            if footer.num_rows == 0 or not names <= columns.keys():
                 return None
-            present = None if read is None else [c for c in read if c in physical.names]
+            present = None if read is None else [c for c in read if c in names]
             table = f.read(columns=present, use_threads=False)
     except Exception:
         return None
