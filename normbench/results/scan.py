@@ -18,10 +18,12 @@ def scan_parts(
     columns: dict[str, str],
     planned: set[str] | None,
     only: list[str] | None = None,
+    encoded: tuple[str, ...] = (),
 ):
     """The parts' rows as one table with exactly `columns` (in order and type), or only the columns `only`
     names of them (a projection: the other columns are never decoded), or None when some part needs the
-    careful per-part read."""
+    careful per-part read. `encoded`: string columns kept dictionary-encoded as Parquet stores them (one
+    value per part, such as `params`, is then held once per part, not once per row)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -37,10 +39,10 @@ def scan_parts(
     want = schema if read is None else arrow_schema({c: columns[c] for c in read})
     tables = []
     for part in parts:
-        if (table := _checked_part(part, run_id, planned, columns, read)) is None:
+        if (table := _checked_part(part, run_id, planned, columns, read, encoded)) is None:
             return None
         try:
-            tables.append(conform(table, {f: columns[f] for f in want.names}).replace_schema_metadata(None))
+            tables.append(_conformed(table, {f: columns[f] for f in want.names}, encoded))
         except Exception:  # a column that does not cast to its declared type: the careful read names it
             return None
     table = pa.concat_tables(tables)
@@ -55,7 +57,24 @@ def scan_parts(
     return table.replace_schema_metadata(schema.metadata)
 
 
-def _checked_part(part: Path, run_id: str, planned: set[str] | None, columns: dict[str, str], read):
+def _conformed(table, wanted: dict[str, str], encoded: tuple[str, ...]):
+    """conform (results/schema.py), the `encoded` string columns left dictionary-encoded."""
+    import pyarrow as pa
+
+    kind = pa.dictionary(pa.int32(), pa.string())
+    names = [c for c in encoded if c in wanted and wanted[c] == "string"]
+    kept = {c: table.column(c) for c in names if c in table.column_names}
+    out = conform(table.drop_columns(list(kept)), wanted)
+    for name in names:
+        col = kept.get(name)
+        col = pa.nulls(out.num_rows, kind) if col is None else col if col.type == kind else col.cast(kind)
+        out = out.set_column(out.schema.get_field_index(name), name, col)
+    return out.replace_schema_metadata(None)
+
+
+def _checked_part(
+    part: Path, run_id: str, planned: set[str] | None, columns: dict[str, str], read, encoded=()
+):
     """One part's rows (`read`: just these columns of it), or None when its footer is not what a healthy
     part of this run holds. One open serves the footer checks and the read (a dataset scan opened every file
     twice and held far more memory than the rows: docs/methodology.md, "Reading large runs"); page checksums
@@ -67,7 +86,9 @@ def _checked_part(part: Path, run_id: str, planned: set[str] | None, columns: di
     if part.is_symlink() or not part.is_file():  # a link to a pipe would hang: the careful read refuses it
         return None
     try:
-        with pq.ParquetFile(part, page_checksum_verification=True, pre_buffer=True) as f:
+        with pq.ParquetFile(
+            part, page_checksum_verification=True, pre_buffer=True, read_dictionary=list(encoded) or None
+        ) as f:
             footer = f.metadata
             names = set(f.schema_arrow.names)  # `.names` builds a new list per access: once per part
             meta = footer.metadata or {}
