@@ -37,17 +37,18 @@ def scan_parts(
         )
     read = None if only is None else list(dict.fromkeys(["case_id", "run_id", *only]))
     want = schema if read is None else arrow_schema({c: columns[c] for c in read})
-    tables = []
+    tables, last = [], {}
     for part in parts:
-        if (table := _checked_part(part, run_id, planned, columns, read, encoded)) is None:
+        if (table := _checked_part(part, run_id, planned, columns, read, encoded, last)) is None:
             return None
-        try:
-            tables.append(_conformed(table, {f: columns[f] for f in want.names}, encoded))
-        except Exception:  # a column that does not cast to its declared type: the careful read names it
-            return None
-    table = pa.concat_tables(tables)
+        tables.append(table.replace_schema_metadata(None))
+    counts = [t.num_rows for t in tables]
+    try:
+        table = _conformed_runs(tables, {f: columns[f] for f in want.names}, encoded)
+    except Exception:  # a column that does not cast to its declared type: the careful read names it
+        return None
     # each part's rows of its own case: part i holds rows [sum(counts[:i]), sum(counts[:i+1]))
-    owner = pa.array(np.repeat([p.stem for p in parts], [t.num_rows for t in tables]))
+    owner = pa.array(np.repeat([p.stem for p in parts], counts))
     same_case = pc.all(pc.fill_null(pc.equal(table.column("case_id"), owner), False)).as_py()
     same_run = pc.all(pc.fill_null(pc.equal(table.column("run_id"), run_id), False)).as_py()
     if not (same_case and same_run):
@@ -55,6 +56,19 @@ def scan_parts(
     if only is not None:
         table = table.select(only)
     return table.replace_schema_metadata(schema.metadata)
+
+
+def _conformed_runs(tables: list, wanted: dict[str, str], encoded: tuple[str, ...]):
+    """The parts' tables as one, conformed: consecutive parts of one schema (all parts one version wrote)
+    joined first and conformed once, not once per part."""
+    import pyarrow as pa
+
+    out, start = [], 0
+    for i in range(1, len(tables) + 1):
+        if i == len(tables) or not tables[i].schema.equals(tables[start].schema):
+            out.append(_conformed(pa.concat_tables(tables[start:i]), wanted, encoded))
+            start = i
+    return pa.concat_tables(out)
 
 
 def _conformed(table, wanted: dict[str, str], encoded: tuple[str, ...]):
@@ -73,12 +87,13 @@ def _conformed(table, wanted: dict[str, str], encoded: tuple[str, ...]):
 
 
 def _checked_part(
-    part: Path, run_id: str, planned: set[str] | None, columns: dict[str, str], read, encoded=()
+    part: Path, run_id: str, planned: set[str] | None, columns: dict[str, str], read, encoded=(), last=None
 ):
     """One part's rows (`read`: just these columns of it), or None when its footer is not what a healthy
     part of this run holds. One open serves the footer checks and the read (a dataset scan opened every file
     twice and held far more memory than the rows: docs/methodology.md, "Reading large runs"); page checksums
-    are verified as the per-part read does, so a damaged page fails here and then names its part."""
+    are verified as the per-part read does, so a damaged page fails here and then names its part. `last`:
+    the previous part's footer schema and column names, reused when this part's schema equals it."""
     import pyarrow.parquet as pq
 
     if planned is not None and part.stem not in planned:
@@ -90,7 +105,10 @@ def _checked_part(
             part, page_checksum_verification=True, pre_buffer=True, read_dictionary=list(encoded) or None
         ) as f:
             footer = f.metadata
-            names = set(f.schema_arrow.names)  # `.names` builds a new list per access: once per part
+            last = {} if last is None else last
+            if last.get("schema") is None or not footer.schema.equals(last["schema"]):
+                last.update(schema=footer.schema, names=set(f.schema_arrow.names))
+            names = last["names"]
             meta = footer.metadata or {}
             if (
                 schema_metadata_problem(meta, run_id)
