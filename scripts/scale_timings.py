@@ -37,7 +37,9 @@ def timed(cmd: list[str], tree: Path) -> tuple[float, int, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        # cwd: the tree itself; `python -m` puts the working directory first on sys.path, so a run started in
+        # another checkout would import that checkout whatever PYTHONPATH says
+        proc = subprocess.Popen(cmd, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         took = time.perf_counter() - start
         proc.returncode = code = os.waitstatus_to_exitcode(status)
@@ -59,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     trees = dict(t.split("=", 1) for t in args.tree)
     with tempfile.TemporaryDirectory() as tmp:
-        cmds = commands(args.results, args.base, args.copy, Path(tmp) / "export.csv")
+        cmds = commands(str(Path(args.results).resolve()), args.base, args.copy, Path(tmp) / "export.csv")
         names = args.only or list(cmds)
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         times: dict[tuple[str, str], list[float]] = {}

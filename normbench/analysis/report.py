@@ -42,7 +42,7 @@ def build_tables(
     benches = all_benches()
     from normbench.analysis.records import bench_order
 
-    for kind in sorted(dict.fromkeys(frame["bench"]), key=bench_order):
+    for kind in sorted(dict.fromkeys(frame["bench"].unique()), key=bench_order):
         if kind in benches:
             for table in benches[kind].report(kind_rows(frame, benches[kind], opts), opts):
                 tables.append(with_keys(table, benches[kind]))
@@ -127,7 +127,7 @@ def incomplete_warnings(frame: pd.DataFrame, manifests: list[dict]) -> list[str]
     out = []
     for m in manifests:
         planned = {c["case_id"] for c in m.get("cases", [])}
-        stored = set(frame.loc[frame["run_id"] == m["run_id"], "case_id"])
+        stored = set(frame.loc[frame["run_id"] == m["run_id"], "case_id"].unique())
         missing = len(planned - stored)
         if missing:
             out.append(

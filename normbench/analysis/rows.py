@@ -58,8 +58,10 @@ def shown_params(params: dict, bench, varying: frozenset[str] = frozenset()) -> 
 
 def varying_params(params_json) -> frozenset[str]:
     """The parameter names whose values differ among these cases (a column of params JSON strings)."""
+    import pandas as pd
+
     seen: dict[str, set[str]] = {}
-    for text in dict.fromkeys(params_json):
+    for text in pd.unique(pd.Series(params_json, dtype=object)):  # distinct texts, not every row in Python
         for k, v in json.loads(text).items():
             seen.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
     return frozenset(k for k, values in seen.items() if len(values) > 1)

@@ -40,7 +40,7 @@ def stability_runs(frame: pd.DataFrame, model: str = "lm") -> pd.DataFrame:
     diagnostic step, top block gradient at step 1)."""
     import pandas as pd
 
-    if "stability" not in set(frame["bench"]):
+    if "stability" not in set(frame["bench"].unique()):
         return pd.DataFrame()
     bench = get_bench("stability")
     rows = bench_rows(frame, bench)

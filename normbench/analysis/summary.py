@@ -50,7 +50,7 @@ def build_summary(
     sections.append([SummaryLine("warning", w) for w in warnings])
     frame = opts.once("one copy per case", lambda: one_copy_per_case(frame))
     benches = all_benches()
-    for kind in sorted(dict.fromkeys(frame["bench"]), key=bench_order):
+    for kind in sorted(dict.fromkeys(frame["bench"].unique()), key=bench_order):
         if kind in benches:
             lines = benches[kind].headline(kind_rows(frame, benches[kind], opts), opts)
             sections.append([SummaryLine(kind, text) for text in lines])

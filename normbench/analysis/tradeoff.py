@@ -48,7 +48,7 @@ def tradeoff_records(frame: pd.DataFrame) -> pd.DataFrame:
     """The numbers of the table, one record per configuration: seconds in `_s` fields, ratios as ratios."""
     import pandas as pd
 
-    if not {"stability", "block"} <= set(frame["bench"]):
+    if not {"stability", "block"} <= set(frame["bench"].unique()):
         return pd.DataFrame()
     runs = training_runs(frame)
     if runs.empty:

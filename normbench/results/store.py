@@ -169,12 +169,13 @@ class RunStore:
         self.require_current()
         return self.manifest["columns"]
 
-    def read_table(self, only: tuple[str, ...] | list[str] | None = None):
+    def read_table(self, only: tuple[str, ...] | list[str] | None = None, encoded: tuple[str, ...] = ()):
         """All rows of this run as one Arrow table with the run's columns (parts read from disk). A part
         that is unreadable, foreign (not a planned case, or rows of another run or case) is refused by name
         with the command that moves it aside and reruns it. A healthy run is read in one dataset scan
         (results/scan.py); the parts one by one only when the scan finds something to name. `only`: just
-        these columns (those the run declares), every part still checked whole."""
+        these columns (those the run declares), every part still checked whole. `encoded`: string columns
+        the scan may return dictionary-encoded (results/scan.py; to_frame reads either)."""
         import pyarrow as pa
 
         columns = self.columns
@@ -182,7 +183,7 @@ class RunStore:
         planned = self.planned_case_ids()
         parts = sorted(self.parts.glob("*.parquet"))
         wanted = None if only is None else [c for c in dict.fromkeys(only) if c in columns]
-        if (scanned := scan_parts(parts, self.run_id, columns, planned, wanted)) is not None:
+        if (scanned := scan_parts(parts, self.run_id, columns, planned, wanted, encoded)) is not None:
             return scanned
         for part, table in zip(parts, _read_parts(parts, self.remedy), strict=True):
             if (reason := rows_problem(table, part, self.run_id, planned)) is not None:
@@ -231,17 +232,78 @@ def to_frame(table):
     """pandas with the declared types: int64 as Int64 and bool as boolean (nullable), so a parameter that
     is null for another bench kind's rows stays an integer. Strings are pandas' `str` kept in Python objects:
     the same dtype and missing values as its Arrow-backed default, but every row filter (the analyses make
-    thousands) takes a string column with numpy, not one Arrow compute call per column (3x on a wide run)."""
+    thousands) takes a string column with numpy, not one Arrow compute call per column (3x on a wide run).
+    Each distinct string is one Python object shared by its rows (docs/methodology.md, "Reading large runs")."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
 
-    mapping = {
-        pa.int64(): pd.Int64Dtype(),
-        pa.bool_(): pd.BooleanDtype(),
-        pa.string(): pd.StringDtype("python", na_value=np.nan),
-    }
-    return table.to_pandas(types_mapper=mapping.get, ignore_metadata=True)
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    strings = [f.name for f in table.schema if _is_string(f.type)]
+    frame = table.drop_columns(strings).to_pandas(types_mapper=mapping.get, ignore_metadata=True)
+    dtype = pd.StringDtype("python", na_value=np.nan)
+    shared = {name: _shared_strings(table.column(name), dtype) for name in strings}
+    out = frame.assign(**shared) if shared else frame
+    return out[table.column_names] if list(out.columns) != table.column_names else out
+
+
+def _is_string(kind) -> bool:
+    import pyarrow as pa
+
+    return kind == pa.string() or (pa.types.is_dictionary(kind) and kind.value_type == pa.string())
+
+
+def _same_types(tables):
+    """Tables whose columns of one name have one type: a column the scan left dictionary-encoded back to
+    plain strings where another run's table (read part by part) holds it plain."""
+    import pyarrow as pa
+
+    kinds = {}
+    for t in tables:
+        for f in t.schema:
+            kinds.setdefault(f.name, set()).add(f.type)
+    mixed = {n for n, k in kinds.items() if len(k) > 1 and any(pa.types.is_dictionary(x) for x in k)}
+    out = []
+    for t in tables:
+        for name in mixed & set(t.column_names):
+            if pa.types.is_dictionary(t.schema.field(name).type):
+                i = t.schema.get_field_index(name)
+                t = t.set_column(i, name, t.column(name).cast(pa.string()))
+        out.append(t)
+    return out
+
+
+def _shared_strings(column, dtype):
+    """A string column as pandas `str` whose rows point at one Python object per distinct value: a run's
+    ids, statuses and `params` repeat over thousands of rows, and one object per row was most of the memory
+    of reading a large run."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pandas.arrays import StringArray
+
+    if pa.types.is_dictionary(column.type):  # per chunk (a part): its few values, then its rows' indices
+        return _decoded(column, dtype)
+    distinct = pc.unique(column)
+    index = pc.index_in(column, value_set=distinct).to_numpy(zero_copy_only=False)
+    values = np.asarray(distinct.to_pylist(), dtype=object)
+    values[pc.is_null(distinct).to_numpy(zero_copy_only=False)] = np.nan
+    return StringArray(values[index] if len(index) else values[:0], dtype=dtype)
+
+
+def _decoded(column, dtype):
+    """A dictionary-encoded string column as pandas `str`: each chunk's values made Python objects once."""
+    import numpy as np
+    from pandas.arrays import StringArray
+
+    pieces = []
+    for chunk in column.chunks:
+        values = np.asarray([*chunk.dictionary.to_pylist(), np.nan], dtype=object)
+        values[[v is None for v in values]] = np.nan
+        index = chunk.indices.fill_null(len(values) - 1).to_numpy(zero_copy_only=False)
+        pieces.append(values[index])
+    rows = np.concatenate(pieces) if pieces else np.empty(0, dtype=object)
+    return StringArray(rows, dtype=dtype)
 
 
 def _read_parts(parts: list[Path], hint):
@@ -282,7 +344,7 @@ def read_stores(stores: list[RunStore], only: tuple[str, ...] | list[str] | None
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    tables = [s.read_table(only) for s in stores]
+    tables = _same_types([s.read_table(only, encoded=("params",)) for s in stores])
     if metrics is not None:
         wanted = pa.array(list(metrics), pa.string())
         tables = [t.filter(pc.fill_null(pc.is_in(t["metric"], value_set=wanted), False)) for t in tables]

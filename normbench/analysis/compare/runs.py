@@ -189,10 +189,10 @@ def _check_distinct(base_runs, new_runs) -> None:
 def _check_something_in_common(base, new, base_store, new_store) -> None:
     """Two runs that share no case (and no bench kind whose cases pool over seeds) have nothing to compare:
     that is bad input, not a pass and not an inconclusive gate."""
-    shared_cases = set(base["case_id"].dropna()) & set(new["case_id"].dropna())
+    shared_cases = set(base["case_id"].dropna().unique()) & set(new["case_id"].dropna().unique())
     if shared_cases:
         return
-    shared_kinds = set(base["bench"].dropna()) & set(new["bench"].dropna())
+    shared_kinds = set(base["bench"].dropna().unique()) & set(new["bench"].dropna().unique())
     if shared_kinds and not base.empty and not new.empty:
         return  # cases pooled over seeds match by parameters; compare names what it could not match
     raise NormbenchError(

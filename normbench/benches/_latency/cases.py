@@ -41,7 +41,7 @@ def latency_cases(rows: pd.DataFrame, opts: ReportOptions) -> LatencyCases | Non
 
 def _build(rows: pd.DataFrame, baseline: str | None) -> LatencyCases | None:
     ok = rows[rows["status"] == "ok"]
-    if ok.empty or "time_median" not in set(ok["metric"]):
+    if ok.empty or "time_median" not in set(ok["metric"].unique()):
         return None
     keys, fixed = varying_keys(ok)
     cases = case_frame(ok, keys)
