@@ -16,7 +16,7 @@ from normbench.ab.timing import STATS
 from normbench.benches import get_bench
 from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
-from normbench.timing.fresh import package_parent, run_fresh  # noqa: F401  (package_parent: ab/run.py)
+from normbench.timing.fresh import run_fresh
 
 
 @dataclass

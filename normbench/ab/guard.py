@@ -19,6 +19,7 @@ from normbench.ab.gate import ABResult, finite
 from normbench.core.errors import NormbenchError, printable
 from normbench.results.paths import check_not_in_a_run, check_results_dir
 from normbench.runner import StopAfterCase, StopNow
+from normbench.timing.fresh import worker_env
 
 # A run id starts with a letter, a digit or _ (results/paths.py): no run can be named this.
 AB_FOLDER = ".ab"
@@ -71,10 +72,10 @@ def store_exclusive(folder: Path, stem: str, result: ABResult) -> Path:
     raise NormbenchError(f"cannot store the result in {folder}: every name of {stem} is taken")
 
 
-def check_python(python: str, code: str) -> None:
+def check_python(python: str) -> None:
     """--base-python must start and import torch and ab's worker (with head's normbench on its path), or
     every process would fail after the worktree is made."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))}
+    env = worker_env()
     probe = [python, "-c", "import torch, normbench.ab.worker"]
     try:
         done = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)

@@ -8,7 +8,6 @@ the children and removes the worktree (ab/guard.py)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,6 @@ from normbench.ab.gate import (
     ABResult,
     finite,
     judge_with_second_look,
-    package_parent,
     run_workers,
     spread_summary,
     timed_cases,
@@ -48,6 +46,7 @@ from normbench.results.store import RunStore
 from normbench.suite.catalog import resolve
 from normbench.suite.expand import expand, select
 from normbench.suite.load import load_suite
+from normbench.timing.fresh import worker_env
 from normbench.timing.pages import check_pages
 
 
@@ -81,7 +80,7 @@ def run_ab(
         opts.stat = "min"  # separate processes: only the fastest samples pair up (noise only adds time)
     labels = _labels(timed)
     if opts.base_python:
-        check_python(opts.base_python, package_parent())
+        check_python(opts.base_python)
     with stop_on_signal(say), base_worktree(root, base) as (commit, tree):
         if not opts.base_python:
             check_base(root, tree, base)
@@ -218,11 +217,7 @@ def _run_sides(started: dict, suite_path: Path, only: list[str], tree: Path, opt
         ("base", opts.base_python or sys.executable, tree),
         ("head", sys.executable, None),
     ):
-        code = package_parent() if path is None or opts.base_python else str(path)
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")])),
-        }
+        env = worker_env(code=None if path is None or opts.base_python else str(path))
         cmd = [
             python,
             "-c",

@@ -11,7 +11,7 @@ from statistics import median
 
 import numpy as np
 
-from normbench.core.robust import MAD_NORMAL, median_standard_error, simulated_quantile
+from normbench.core.robust import mad_rows, median_standard_error, simulated_quantile
 
 LEVEL = 0.95
 SIM_SEED = 20261205
@@ -42,9 +42,6 @@ def pooled_critical_value(k: int) -> float:
 
 
 def _pooled_statistic(x, y):
-    def mad(v):
-        return MAD_NORMAL * np.median(np.abs(v - np.median(v, axis=1, keepdims=True)), axis=1)
-
     k = x.shape[1]
-    se = np.sqrt(math.pi / 2 * (mad(x) ** 2 + mad(y) ** 2) / 2 / k)
+    se = np.sqrt(math.pi / 2 * (mad_rows(x) ** 2 + mad_rows(y) ** 2) / 2 / k)
     return np.abs(np.median(x, axis=1)) / se

@@ -13,6 +13,7 @@ from pathlib import Path
 from normbench.ab.sides import load_base_norms
 from normbench.ab.timing import time_case, unavailable_everywhere
 from normbench.norms import get_norm
+from normbench.timing.fresh import write_line
 from normbench.timing.pages import apply_state, chosen_state
 
 
@@ -43,8 +44,7 @@ def main(plan_path: str, out_path: str) -> int:
                     :300
                 ]
                 record["unavailable"] = unavailable_everywhere(case, base_norms)  # gate.py: = on both sides
-            out.write(json.dumps(record) + "\n")
-            out.flush()
+            write_line(out, record)
     return 0
 
 

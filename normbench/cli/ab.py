@@ -24,10 +24,10 @@ from normbench.cli._common import (
     results_option,
 )
 from normbench.core.errors import NormbenchError
+from normbench.suite.validate import MAX_PROCESSES
 
 NAME = "ab"
 PANEL = "Results"
-MAX_PROCESSES = 100  # each process imports torch and times every case: more is a typo, not a plan
 
 
 @cli_errors

@@ -39,10 +39,13 @@ def critical_value(k: int, level: float = 0.95) -> float:
     return simulated_quantile(_studentized_median, k, level=level, seed=SIM_SEED + k)
 
 
+def mad_rows(x):
+    """mad_scale of each row of a 2-D array (the simulations' form)."""
+    return MAD_NORMAL * np.median(np.abs(x - np.median(x, axis=1, keepdims=True)), axis=1)
+
+
 def _studentized_median(x):
-    mid = np.median(x, axis=1)
-    mad = MAD_NORMAL * np.median(np.abs(x - mid[:, None]), axis=1)
-    return np.abs(mid) / (mad / math.sqrt(x.shape[1]))
+    return np.abs(np.median(x, axis=1)) / (mad_rows(x) / math.sqrt(x.shape[1]))
 
 
 def simulated_quantile(statistic, k: int, *, groups: int = 1, level: float = 0.95, seed: int) -> float:

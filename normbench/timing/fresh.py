@@ -41,9 +41,10 @@ def package_parent() -> str:
     )  # normbench/timing/fresh.py -> the folder holding normbench
 
 
-def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This process's environment, with the normbench it runs first on the workers' import path."""
-    path = os.pathsep.join(filter(None, [package_parent(), os.environ.get("PYTHONPATH")]))
+def worker_env(extra: dict[str, str] | None = None, *, code: str | None = None) -> dict[str, str]:
+    """This process's environment, with the normbench it runs (or the one in folder `code`) first on the
+    workers' import path."""
+    path = os.pathsep.join(filter(None, [code or package_parent(), os.environ.get("PYTHONPATH")]))
     return {**os.environ, "PYTHONPATH": path, **(extra or {})}
 
 
