@@ -110,6 +110,7 @@ def write_run(
     seed: int,
     mix: dict[str, float],
     plant: bool = False,
+    table: bool = True,
 ) -> None:
     source = RunStore.open(template.parent, template.name)
     templates = mixed(template_cases(template), cases, mix)
@@ -149,6 +150,8 @@ def write_run(
             for r in rows
         ]
         store.write_case(case, moved, status, error if isinstance(error, str) else None)
+    if table:
+        store.write_table()  # as a completed `normbench run` does (results/table.py)
 
 
 def main() -> None:
@@ -162,14 +165,20 @@ def main() -> None:
         default=MIX,
         help="kind=share,...: the cases of each kind (default: about the quick suite's mix)",
     )
+    parser.add_argument(
+        "--parts-only",
+        action="store_true",
+        help="no one-file table: the runs as a normbench before it, or an interrupted run, leave them",
+    )
     args = parser.parse_args()
     mix = {k: float(v) for k, v in (item.split("=") for item in args.mix.split(","))}
     args.out.mkdir(parents=True, exist_ok=True)
+    table = not args.parts_only
     base, copy = f"synthetic-{args.cases}-base", f"synthetic-{args.cases}-copy"
-    write_run(args.out, base, args.template, args.cases, 0.0, 0, mix)
-    write_run(args.out, copy, args.template, args.cases, args.noise, 1, mix)
+    write_run(args.out, base, args.template, args.cases, 0.0, 0, mix, table=table)
+    write_run(args.out, copy, args.template, args.cases, args.noise, 1, mix, table=table)
     changed = f"synthetic-{args.cases}-changed"
-    write_run(args.out, changed, args.template, args.cases, args.noise, 2, mix, plant=True)
+    write_run(args.out, changed, args.template, args.cases, args.noise, 2, mix, plant=True, table=table)
     for run_id in (base, copy, changed):
         print(args.out / run_id)
 

@@ -228,7 +228,20 @@ def run_session(
         raise
     remaining, write_error = close_session(store, cases, sessions)
     outcome.write_error = outcome.write_error or write_error
+    if remaining == 0 and write_error is None and not outcome.interrupted:
+        write_run_table(store, say)
     return outcome, remaining
+
+
+def write_run_table(store: RunStore, say: Say) -> None:
+    """A completed run's rows in one file, for fast reads (results/table.py); the parts stay the record, so a
+    table that cannot be written costs only speed."""
+    try:
+        store.write_table()
+    except (OSError, NormbenchError) as exc:
+        say(f"note: the run's rows were not written as one file ({exc}); reads open every part instead")
+    except KeyboardInterrupt:  # the run is complete and stored: stopping now loses nothing but the speed-up
+        say("note: stopped before the run's rows were written as one file; reads open every part instead")
 
 
 def stored_statuses(store: RunStore, before: set[str]) -> Counter:

@@ -29,6 +29,7 @@ from normbench.results.schema import (
     part_table,
     require_current,
 )
+from normbench.results.table import read_run_table, write_run_table
 from normbench.results.verify import metadata_problem, part_problem, read_part, rows_problem, table_version
 
 
@@ -173,7 +174,8 @@ class RunStore:
         """All rows of this run as one Arrow table with the run's columns (parts read from disk). A part
         that is unreadable, foreign (not a planned case, or rows of another run or case) is refused by name
         with the command that moves it aside and reruns it. A healthy run is read in one dataset scan
-        (results/scan.py); the parts one by one only when the scan finds something to name. `only`: just
+        (results/scan.py), or from its one-file table while that matches the parts (results/table.py); the
+        parts one by one only when the scan finds something to name. `only`: just
         these columns (those the run declares), every part still checked whole. `encoded`: string columns
         the scan may return dictionary-encoded (results/scan.py; to_frame reads either)."""
         import pyarrow as pa
@@ -183,6 +185,10 @@ class RunStore:
         planned = self.planned_case_ids()
         parts = sorted(self.parts.glob("*.parquet"))
         wanted = None if only is None else [c for c in dict.fromkeys(only) if c in columns]
+        if (
+            whole := read_run_table(self.path, self.run_id, columns, parts, planned, wanted, encoded)
+        ) is not None:
+            return whole
         if (scanned := scan_parts(parts, self.run_id, columns, planned, wanted, encoded)) is not None:
             return scanned
         for part, table in zip(parts, _read_parts(parts, self.remedy), strict=True):
@@ -201,6 +207,12 @@ class RunStore:
         if not tables:
             return schema.empty_table()
         return pa.concat_tables(tables, promote_options="permissive").replace_schema_metadata(schema.metadata)
+
+    def write_table(self) -> bool:
+        """Write the run's rows in one file from its parts as they are now (results/table.py), so later reads
+        open one file, not one per case; False when a part is not healthy (nothing written)."""
+        parts = sorted(self.parts.glob("*.parquet"))
+        return write_run_table(self.path, self.run_id, self.columns, parts, self.planned_case_ids())
 
     def remedy(self, part: Path) -> str:
         """The commands that set a bad part aside: `run --resume` (which reruns its case), and for a run that

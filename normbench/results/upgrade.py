@@ -28,6 +28,7 @@ from normbench.results.schema import (
     merge_types,
 )
 from normbench.results.store import RunStore
+from normbench.results.table import TABLE_NAME, table_matches
 from normbench.results.verify import checked_part, table_version
 from normbench.results.writing import writing
 
@@ -164,39 +165,48 @@ def upgrade_run(
     store: RunStore, declare_v1: DeclareV1 | None = None, *, dry_run: bool = False, say=print
 ) -> str:
     """Upgrade one run in place (parts first, each read back and checked, the manifest last) under the
-    run's lock, and say what was done, in one line. A second upgrade or a `run --resume` meanwhile is
-    refused with the pid that holds the run."""
+    run's lock, then write its rows as one file (results/table.py) where it has none that matches its
+    parts, and say what was done, in one line. A second upgrade or a `run --resume` meanwhile is refused
+    with the pid that holds the run."""
     plan = plan_upgrade(store, declare_v1)
-    if not plan.needed:
+    if not plan.needed and not _wants_table(store, plan):
         return _said(store, plan, dry_run)
     if dry_run:
         check_no_writer(store.path, store.run_id, "upgrading it")
-        return _said(store, plan, dry_run)
+        return _said(store, plan, dry_run, table=not plan.skipped)
     with writing(store, say, doing="upgrading it") as fresh:
         plan = plan_upgrade(fresh, declare_v1)  # again under the lock: another writer may have gone first
-        if not plan.needed:
-            return _said(fresh, plan, dry_run)
-        for part in plan.rewrite:
-            _rewrite(part, plan.columns, fresh.run_id)
-        manifest = upgraded_manifest(fresh.manifest, plan.columns)
-        atomic_write_text(fresh.path / "manifest.json", json_text(manifest, indent=2, default=str))
-    store.manifest = manifest
-    return _said(store, plan, dry_run)
+        if plan.needed:
+            for part in plan.rewrite:
+                _rewrite(part, plan.columns, fresh.run_id)
+            manifest = upgraded_manifest(fresh.manifest, plan.columns)
+            atomic_write_text(fresh.path / "manifest.json", json_text(manifest, indent=2, default=str))
+            fresh.manifest = manifest
+        table = not plan.skipped and fresh.write_table()
+    store.manifest = fresh.manifest
+    return _said(store, plan, dry_run, table=table)
 
 
-def _said(store: RunStore, plan: Upgrade, dry_run: bool) -> str:
+def _wants_table(store: RunStore, plan: Upgrade) -> bool:
+    """A current run whose parts all read, without a one-file table made from them."""
+    parts = sorted(store.parts.glob("*.parquet"))
+    return bool(parts) and not plan.skipped and not table_matches(store.path, store.run_id, parts)
+
+
+def _said(store: RunStore, plan: Upgrade, dry_run: bool, table: bool = False) -> str:
     where = printable(str(store.path))
     skipped = (
         f"; left {len(plan.skipped)} unreadable part(s) as they are ({plan.skipped[0]})"
         if plan.skipped
         else ""
     )
+    wrote = f"; {'would write' if dry_run else 'wrote'} its rows as one file ({TABLE_NAME})" if table else ""
     if not plan.needed:
-        return f"{where}: already at result schema version {SCHEMA_VERSION}{skipped}"
+        return f"{where}: already at result schema version {SCHEMA_VERSION}{wrote}{skipped}"
     doing = "would upgrade" if dry_run else "upgraded"
     return (
         f"{where}: {doing} from result schema version {plan.version} to {SCHEMA_VERSION} "
-        f"({len(plan.rewrite)} part(s) rewritten){skipped}"
+        f"({len(plan.rewrite)} part(s) rewritten){wrote}{skipped}"
     )
 
 
