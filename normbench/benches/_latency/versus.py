@@ -26,8 +26,9 @@ def versus(ok: pd.DataFrame, cases: pd.DataFrame, other: str, keys: list[str]) -
     raw = ok[(ok["metric"] == "time") & ok["sample"].notna()].sort_values("sample")
     process = raw["process"].fillna(-1) if "process" in raw else pd.Series(-1, index=raw.index)
     samples: dict = {}  # case id -> process (-1: a run in one process) -> its rounds' samples
-    for (cid, i), g in raw.groupby([raw["case_id"], process]):
-        samples.setdefault(cid, {})[int(i)] = list(g["value"])
+    # the values alone are grouped: a group of the wide frame would copy every column of its rows
+    for (cid, i), values in raw["value"].groupby([raw["case_id"], process]):
+        samples.setdefault(cid, {})[int(i)] = values.tolist()
     by_key = {
         _key(r, keys): r for _, r in cases[cases["label"] == other].iterrows()
     }  # the other implementation's case at each set of keys
