@@ -166,3 +166,17 @@ def test_a_slice_of_the_suite_declares_the_whole_suites_columns(tmp_path):
     (part,) = (run / "parts").glob("*.parquet")
     assert pq.read_schema(part).names == list(declare_columns([get_bench("latency"), get_bench("jacobian")]))
     assert "d" in pq.read_schema(part).names  # a latency parameter, null in the jacobian case's rows
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_export_written_in_slices_is_the_text_of_the_whole_frame(runs, tmp_path, monkeypatch, fmt):
+    from normbench.cli import export
+
+    results, mixed, _ = runs
+    monkeypatch.setattr(export, "ROWS_AT_ONCE", 7)  # many slices, the last one short
+    out = tmp_path / f"all.{fmt}"
+    result = CliRunner().invoke(app, ["export", mixed, "-o", str(out), "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    frame = RunStore.open(results, mixed).read()
+    assert len(frame) % 7 and len(frame) > 7
+    assert out.read_text() == export._text(frame, fmt)

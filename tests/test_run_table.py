@@ -164,3 +164,30 @@ def test_upgrade_writes_the_table_of_a_run_that_has_none(run, cli, monkeypatch):
     expected = _from_parts(store, monkeypatch)
     _no_parts_read(monkeypatch)
     assert store.read_table().equals(expected)
+
+
+def test_a_saved_baseline_checks_the_parts_and_keeps_a_table_that_matches_them(
+    run, tmp_path, cli, monkeypatch
+):
+    """`baseline save` reads the parts themselves (a damaged part is refused though the table still
+    matches), and its copy keeps the parts' times, so the saved run reads from its own table."""
+    results, run_id = run
+    store = RunStore.open(results, run_id)
+    baselines = tmp_path / "baselines"
+    part = sorted(store.parts.glob("*.parquet"))[0]
+    good, stat = part.read_bytes(), part.stat()
+    damaged = bytearray(good)
+    damaged[len(damaged) // 3] ^= 0xFF
+    part.write_bytes(bytes(damaged))
+    os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size and time: the table still matches
+    refused = cli("baseline", "save", run_id, "-r", results, "--baselines", baselines)
+    assert refused.exit_code == 2 and part.name in refused.output
+    part.write_bytes(good)
+    os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    saved = cli("baseline", "save", run_id, "-r", results, "--baselines", baselines)
+    assert saved.exit_code == 0, saved.output
+    (copy,) = baselines.glob(f"*/*/{run_id}")
+    assert (copy / TABLE_NAME).is_file()
+    expected = store.read_table()
+    _no_parts_read(monkeypatch)
+    assert RunStore.open(copy.parent, run_id).read_table().equals(expected)

@@ -57,8 +57,10 @@ def command(
     elif fmt == "parquet":
         data = _parquet(frame)
     else:
-        data = _text(frame, fmt).encode()
-    write_output(target, lambda f: f.write(data))
+        write_output(target, lambda f: _write_text(frame, fmt, f))
+        data = None
+    if data is not None:
+        write_output(target, lambda f: f.write(data))
     if target.path is None:
         err.print(note, markup=False)
         return
@@ -85,9 +87,18 @@ def _service_json(frame, manifests, fmt: str) -> tuple[str, str]:
     return json_text(data, indent=2, ensure_ascii=False) + "\n", exported.summary()
 
 
-def _text(frame, fmt: str) -> str:
+ROWS_AT_ONCE = 20_000  # rows made text at a time: the file's text is never held whole
+
+
+def _write_text(frame, fmt: str, f) -> None:
+    """csv or jsonl, written a slice of rows at a time (one header); the same text as of the whole frame."""
+    for start in range(0, max(len(frame), 1), ROWS_AT_ONCE):
+        f.write(_text(frame.iloc[start : start + ROWS_AT_ONCE], fmt, header=start == 0).encode())
+
+
+def _text(frame, fmt: str, header: bool = True) -> str:
     if fmt == "csv":
-        return frame.to_csv(index=False)
+        return frame.to_csv(index=False, header=header)
     import pyarrow as pa
 
     rows = pa.Table.from_pandas(frame, preserve_index=False).to_pylist()

@@ -71,7 +71,7 @@ def save(store: RunStore, baselines_dir: Path, say=print) -> Baseline:
     before it replaces the old baseline, and one save per machine folder runs at a time (its lock)."""
     check_no_writer(store.path, store.run_id, "saving it as a baseline")
     check_own_folders(store.path)
-    store.read_table()  # refuses an unreadable or foreign part with its name
+    store.read_table(from_parts=True)  # refuses an unreadable or foreign part with its name
     fp = machine_fingerprint(store.manifest.get("env", {}))
     suite = suite_folder(store.manifest.get("suite"))
     machine = check_output_dir(Path(baselines_dir), "--baselines") / fp
@@ -99,7 +99,7 @@ def _swap_in(store: RunStore, machine: Path, target: Path, fp: str, suite: str) 
         shutil.copytree(
             store.path, staging / store.run_id, ignore=shutil.ignore_patterns(".lock", "rejected", ".*.tmp")
         )
-        RunStore.open(staging, store.run_id).read_table()  # the copy reads whole before it counts
+        RunStore.open(staging, store.run_id).read_table(from_parts=True)  # the copy reads whole first
         if target.exists():
             old = machine / f".{suite}.{os.urandom(3).hex()}.old"
             os.replace(target, old)

@@ -170,14 +170,20 @@ class RunStore:
         self.require_current()
         return self.manifest["columns"]
 
-    def read_table(self, only: tuple[str, ...] | list[str] | None = None, encoded: tuple[str, ...] = ()):
+    def read_table(
+        self,
+        only: tuple[str, ...] | list[str] | None = None,
+        encoded: tuple[str, ...] = (),
+        from_parts: bool = False,
+    ):
         """All rows of this run as one Arrow table with the run's columns (parts read from disk). A part
         that is unreadable, foreign (not a planned case, or rows of another run or case) is refused by name
         with the command that moves it aside and reruns it. A healthy run is read in one dataset scan
         (results/scan.py), or from its one-file table while that matches the parts (results/table.py); the
         parts one by one only when the scan finds something to name. `only`: just
         these columns (those the run declares), every part still checked whole. `encoded`: string columns
-        the scan may return dictionary-encoded (results/scan.py; to_frame reads either)."""
+        the scan may return dictionary-encoded (results/scan.py; to_frame reads either). `from_parts`: the
+        parts even where the table matches them (a check of the parts themselves: baselines/)."""
         import pyarrow as pa
 
         columns = self.columns
@@ -185,9 +191,12 @@ class RunStore:
         planned = self.planned_case_ids()
         parts = sorted(self.parts.glob("*.parquet"))
         wanted = None if only is None else [c for c in dict.fromkeys(only) if c in columns]
-        if (
-            whole := read_run_table(self.path, self.run_id, columns, parts, planned, wanted, encoded)
-        ) is not None:
+        whole = (
+            None
+            if from_parts
+            else read_run_table(self.path, self.run_id, columns, parts, planned, wanted, encoded)
+        )
+        if whole is not None:
             return whole
         if (scanned := scan_parts(parts, self.run_id, columns, planned, wanted, encoded)) is not None:
             return scanned
@@ -227,7 +236,7 @@ class RunStore:
 
     def read(self):
         """All rows of this run as one DataFrame (parts are read from disk, never from memory)."""
-        return to_frame(self.read_table())
+        return _frame_of([self.read_table()])
 
 
 def _refuse_standin() -> None:
@@ -246,17 +255,33 @@ def to_frame(table):
     the same dtype and missing values as its Arrow-backed default, but every row filter (the analyses make
     thousands) takes a string column with numpy, not one Arrow compute call per column (3x on a wide run).
     Each distinct string is one Python object shared by its rows (docs/methodology.md, "Reading large runs")."""
+    return _frame_of([table])
+
+
+def _frame_of(held: list):
+    """to_frame of the one table in `held`, taken out of it: column by column, each column let go once
+    converted, so where nothing else holds the table the frame replaces it in memory, not adds to it."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
 
+    table = held.pop()
     mapping = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
-    strings = [f.name for f in table.schema if _is_string(f.type)]
-    frame = table.drop_columns(strings).to_pandas(types_mapper=mapping.get, ignore_metadata=True)
     dtype = pd.StringDtype("python", na_value=np.nan)
-    shared = {name: _shared_strings(table.column(name), dtype) for name in strings}
-    out = frame.assign(**shared) if shared else frame
-    return out[table.column_names] if list(out.columns) != table.column_names else out
+    out = {}
+    pool = pa.default_memory_pool()
+    for i, name in enumerate(table.column_names):
+        column = table.column(name)
+        table = table.drop_columns([name])
+        if i % 8 == 0:
+            pool.release_unused()
+        if _is_string(column.type):
+            out[name] = _shared_strings(column, dtype)
+        else:
+            one = pa.table({name: column})
+            out[name] = one.to_pandas(types_mapper=mapping.get, ignore_metadata=True)[name].array
+        del column
+    return pd.DataFrame(out, copy=False) if out else pd.DataFrame(index=pd.RangeIndex(table.num_rows))
 
 
 def _is_string(kind) -> bool:
@@ -360,4 +385,6 @@ def read_stores(stores: list[RunStore], only: tuple[str, ...] | list[str] | None
     if metrics is not None:
         wanted = pa.array(list(metrics), pa.string())
         tables = [t.filter(pc.fill_null(pc.is_in(t["metric"], value_set=wanted), False)) for t in tables]
-    return to_frame(pa.concat_tables(tables, promote_options="permissive")), [s.manifest for s in stores]
+    held = [pa.concat_tables(tables, promote_options="permissive")]
+    del tables  # the frame is made column by column from `held` alone (_frame_of)
+    return _frame_of(held), [s.manifest for s in stores]
