@@ -9,7 +9,9 @@ noise (deterministic values identical), so `compare` runs its tests on every tim
 TEMPLATE_RUN_FOLDER: a stored run with cases of the kinds wanted (latency, block, jacobian, init, stability);
 OUT_RESULTS gets runs `synthetic-<cases>-base`, `synthetic-<cases>-copy` and `synthetic-<cases>-changed` (the
 copy with planted changes: slower, faster, moved deterministic values, failed and missing cases), for
-checking that two versions of `compare` mark every case alike."""
+checking that two versions of `compare` mark every case alike. Each run ends with its one-file table, as a
+completed `normbench run` does (results/table.py); `--parts-only` leaves it out (a run stopped before the end,
+or one an older normbench wrote)."""
 
 from __future__ import annotations
 

@@ -82,7 +82,8 @@ def test_an_upgraded_run_is_the_table_a_fresh_run_writes(tmp_path, fresh, versio
     result = upgrade(str(run))
     assert result.exit_code == 0, result.output
     assert result.output.strip() == (
-        f"{run}: upgraded from result schema version {version} to {SCHEMA_VERSION} (9 part(s) rewritten)"
+        f"{run}: upgraded from result schema version {version} to {SCHEMA_VERSION} (9 part(s) rewritten); "
+        "wrote its rows as one file (_table.parquet)"
     )
     store = RunStore.open(run.parent, RUN_ID)
     frame = store.read()
@@ -189,7 +190,11 @@ def test_an_interrupted_upgrade_is_refused_then_finished(tmp_path, monkeypatch):
     assert json.loads((run / "manifest.json").read_text())["schema_version"] == 2  # the manifest goes last
     with pytest.raises(NormbenchError, match=r"version 2; .* run `normbench upgrade "):
         RunStore.open(run.parent, RUN_ID).read()
-    assert upgrade(str(run)).output.strip().endswith("(6 part(s) rewritten)")
+    assert (
+        upgrade(str(run))
+        .output.strip()
+        .endswith("(6 part(s) rewritten); wrote its rows as one file (_table.parquet)")
+    )
     assert RunStore.open(run.parent, RUN_ID).read().equals(RunStore.open(done.parent, RUN_ID).read())
     assert (run / "manifest.json").read_text() == (done / "manifest.json").read_text()
 
