@@ -16,11 +16,12 @@ MANIFEST = "results/RUN/manifest.json"
 
 # -- checks on disk ----------------------------------------------------------------------------------
 def run_intact(cwd: Path) -> None:
-    """Every case of RUN once, its manifest still a manifest, nothing else written into the run folder."""
+    """Every case of RUN once, its manifest still a manifest, nothing else written into the run folder (the
+    completed run's own one-file table is there)."""
     every_case_once(cwd)
     run = cwd / "results" / "RUN"
     assert json.loads((run / "manifest.json").read_text())["run_id"] == "RUN"
-    assert sorted(p.name for p in run.iterdir()) == [".lock", "manifest.json", "parts"]
+    assert sorted(p.name for p in run.iterdir()) == [".lock", "_table.parquet", "manifest.json", "parts"]
 
 
 def nothing_outside(cwd: Path) -> None:
