@@ -1,11 +1,12 @@
-"""Parameters renamed after results were first stored, per bench kind: {schema version: {kind: {old: new}}}.
+"""Parameters renamed, and cases moved to a new bench kind, after results were first stored.
 
 A parameter is also a result column, so one table serves everything that meets an old name: suites accept
-the old spelling as an alias (suite/load.py), case ids hash the first spelling so every id stays what it was
-(core/case.py), and `normbench upgrade` renames the columns of older runs (results/schema.py)."""
+the old spelling as an alias (suite/bench_table.py), case ids hash the first spelling so every id stays what
+it was (core/case.py), and `normbench upgrade` renames the columns of older runs (results/upgrade.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 RENAMES: dict[int, dict[str, dict[str, str]]] = {
@@ -18,6 +19,70 @@ RENAMES: dict[int, dict[str, dict[str, str]]] = {
         "block": {"hidden": "d", "warmup": "warmup_calls"},
     },
 }
+
+
+@dataclass(frozen=True)
+class Move:
+    """Cases of kind `old` whose parameter `key` is `value` are kind `new` since a schema version. `first`: the
+    parameters those cases hashed then that the new kind lacks (at the only value it could take), added back
+    to hash a new-kind case as it was first spelled; `dropped`: every parameter of the old kind the new kind
+    lacks; `left`: the parameters the old kind itself no longer has (dropped from its remaining cases)."""
+
+    old: str
+    key: str
+    value: str
+    new: str
+    first: dict[str, Any]
+    dropped: tuple[str, ...]
+    left: tuple[str, ...]
+
+
+# The encoder-decoder was the stability bench's `model = "encdec"` until schema 4: it is its own bench kind
+# (benches/encdec.py), and the stability bench lost `model` and the encoder-decoder's parameters.
+ENCDEC_ONLY = ("enc_depth", "dec_depth", "task", "task_words", "min_len", "max_len")
+MOVES: dict[int, list[Move]] = {
+    4: [
+        Move(
+            "stability",
+            "model",
+            "encdec",
+            "encdec",
+            first={
+                "model": "encdec",
+                "objective": "causal",
+                "mask_prob": 0.15,
+                "data": "text",
+                "corpus_dir": "",
+                "seq": 64,
+            },
+            dropped=("model", "objective", "mask_prob", "data", "corpus_dir", "seq", "batching", "segment"),
+            left=("model", *ENCDEC_ONLY),
+        )
+    ],
+}
+
+
+def moved(kind: str, params: dict[str, Any], since: int = 0) -> tuple[str, tuple[str, ...]]:
+    """(today's kind, the parameters to drop) of a case stored as `kind` with `params` after version `since`."""
+    drop: tuple[str, ...] = ()
+    for version in sorted(MOVES):
+        for move in MOVES[version] if version > since else ():
+            if kind != move.old:
+                continue
+            if params.get(move.key) == move.value:
+                kind, drop = move.new, drop + move.dropped
+            else:
+                drop += move.left
+    return kind, tuple(k for k in dict.fromkeys(drop) if k in params)
+
+
+def first_spelling(kind: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(kind, params) as the case was spelled when its id was first minted (what a case id hashes)."""
+    for version in sorted(MOVES, reverse=True):
+        for move in MOVES[version]:
+            if kind == move.new:
+                kind, params = move.old, {**move.first, **params}
+    return kind, first_spellings(kind, params)
 
 
 def renamed(kind: str, since: int = 0) -> dict[str, str]:

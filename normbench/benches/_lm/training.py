@@ -1,4 +1,4 @@
-"""The training loop of the stability bench and its diagnostics (DeepNet §3, Fig. 4).
+"""The training loop of the training benches (stability, encdec) and the LM's diagnostics (DeepNet §3, Fig. 4).
 
 Adam or SGD on all parameters or one group (`trainable`), warmup then a constant or inverse-sqrt lr, windows
 (or padded sentences, _lm/batches.py) from a generator seeded apart from the model. Every `every` steps it
@@ -48,6 +48,7 @@ class TrainResult:
     diverged_at: int | None = None  # first step whose loss is not finite
     final_loss: float = math.nan  # mean held-out loss after training
     unigram_loss: float = math.nan  # the unigram model's loss on the same held-out windows
+    scores: dict[str, float] = field(default_factory=dict)  # other held-out scores (the pairs' accuracies)
     wall_s: float = 0.0
 
 
@@ -170,28 +171,30 @@ def make_optimizer(params, spec: TrainSpec):
     return make_adam(params, lr_at(1, spec), spec.betas)
 
 
-def trainable(model, group: str) -> list:
+def trainable(model, group: str, linears=None, embeddings=None, residual=(), matrices=()) -> list:
     """The parameters that train under `group`; every other parameter is frozen (requires_grad False).
-    beta_scaled: the v_proj, out_proj, fc1, fc2 weights, the matrices DeepNet's α/β derivation is about
-    (DeepNet §4.3: the update is first order in η on these, SGD); weights: every block matrix (q, k too);
-    norm_affine: every norm's parameters (LN gains and biases, DyT's α); biases: the blocks' Linear
-    biases; embeddings: token and position embeddings."""
+    beta_scaled: the v_proj, out_proj, fc1, fc2 weights (and `residual` names), the matrices DeepNet's α/β
+    derivation is about (DeepNet §4.3: the update is first order in η on these, SGD); weights: every block
+    matrix (q, k too; and `matrices` names); norm_affine: every norm's parameters (LN gains and biases, DyT's
+    α); biases: the blocks' Linear biases; embeddings: token and position embeddings. linears: (name, Linear)
+    of every block and `embeddings` their weights, the LM's by default."""
     from normbench.models.weight_init import ALL_WEIGHTS, RESIDUAL_WEIGHTS
 
     if group == "all":
         return list(model.parameters())
-    linears = [
-        (name, module)
-        for block in model.blocks
-        for name, module in [*block.attn.named_children(), *block.ffn.named_children()]
-        if isinstance(module, torch.nn.Linear)
-    ]
+    if linears is None:
+        linears = [
+            (name, module)
+            for block in model.blocks
+            for name, module in [*block.attn.named_children(), *block.ffn.named_children()]
+            if isinstance(module, torch.nn.Linear)
+        ]
     groups = {
-        "beta_scaled": lambda: [m.weight for n, m in linears if n in RESIDUAL_WEIGHTS],
-        "weights": lambda: [m.weight for n, m in linears if n in ALL_WEIGHTS],
+        "beta_scaled": lambda: [m.weight for n, m in linears if n in RESIDUAL_WEIGHTS + residual],
+        "weights": lambda: [m.weight for n, m in linears if n in ALL_WEIGHTS + matrices],
         "norm_affine": lambda: [p for norm in model.norms() for p in norm.parameters()],
         "biases": lambda: [m.bias for _, m in linears if m.bias is not None],
-        "embeddings": lambda: [model.tok_emb.weight, model.pos_emb.weight],
+        "embeddings": lambda: embeddings or [model.tok_emb.weight, model.pos_emb.weight],
     }
     if group not in groups:
         raise ValueError(f"train {group!r} is not one of all, {', '.join(groups)}")
@@ -202,22 +205,61 @@ def trainable(model, group: str) -> list:
     return chosen
 
 
-def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
-    groups = layer_groups(model)
-    opt = make_optimizer(trainable(model, spec.train), spec)
+class TextSteps:
+    """The LM's part of the loop: its layer groups and trainable parameters, its batches and loss (with the
+    fluctuation and batch-histogram recorders), its probe, and its held-out loss."""
+
+    def __init__(self, model, data, spec: TrainSpec, device: str):
+        self.model, self.data, self.spec, self.device = model, data, spec, device
+        self.groups = layer_groups(model)
+        self.depth = len(model.blocks)  # numbers the norm sites of nu_share_rows
+
+    def trainable(self, group: str) -> list:
+        return trainable(self.model, group)
+
+    def start(self) -> list[dict]:
+        """Draw the batches and the probe batch; the probe's rows at step 0."""
+        model, data, spec = self.model, self.data, self.spec
+        self.batches = batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, model.pad_id)
+        probe_batch = next(batches(data, spec, 1, spec.data_seed + 1, spec.data_seed + 4, model.pad_id))
+        self.probe_x = probe_batch.inputs.to(self.device)
+        self.probe_pad = None if probe_batch.pad is None else probe_batch.pad.to(self.device)
+        self.fluctuation = FluctuationRecorder(model)
+        self.drawn = BatchesDrawn(data, spec)
+        self.h0, _ = probe(model, self.probe_x, self.probe_pad)
+        return self.probe_rows(0)
+
+    def loss(self, step: int, diagnose: bool):
+        if diagnose:
+            self.fluctuation.arm(step)
+        batch = next(self.batches)
+        self.drawn.add(batch)
+        loss = batch_loss(self.model, batch, self.device)
+        self.fluctuation.disarm()
+        return loss
+
+    def probe_rows(self, step: int) -> list[dict]:
+        return probe_rows(self.model, self.probe_x, self.h0, step, self.probe_pad)
+
+    def end_rows(self) -> list[dict]:
+        return self.fluctuation.rows + self.drawn.rows()
+
+    def held_out(self) -> dict[str, float]:
+        loss, unigram = held_out_loss(self.model, self.data, self.spec, self.device)
+        return {"loss": loss, "unigram": unigram}
+
+
+def train(model, data, spec: TrainSpec, device: str = "cpu", steps=TextSteps) -> TrainResult:
+    """The training loop of every model family: `steps` (TextSteps for the LM, _encdec/training.py PairSteps
+    for the encoder-decoder) gives the model's batches, loss and probe, the loop the rest."""
+    family = steps(model, data, spec, device)
+    opt = make_optimizer(family.trainable(spec.train), spec)
     for norm in model.norms():  # a norm that follows the lr warm-up (PowerNorm as its authors ran it)
         if hasattr(norm.inner, "follow_lr_warmup"):
             norm.inner.follow_lr_warmup(spec.warmup)
     model.train()
-    train_batches = batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, model.pad_id)
-    probe_batch = next(batches(data, spec, 1, spec.data_seed + 1, spec.data_seed + 4, model.pad_id))
-    probe_x = probe_batch.inputs.to(device)
-    probe_pad = None if probe_batch.pad is None else probe_batch.pad.to(device)
-    fluctuation = FluctuationRecorder(model)
+    rows = family.start()
     arm_nu_probe(model)
-    drawn = BatchesDrawn(data, spec)
-    h0, _ = probe(model, probe_x, probe_pad)
-    rows = probe_rows(model, probe_x, h0, 0, probe_pad)
     losses = torch.full((spec.steps,), math.nan, device=device)
     result = TrainResult()
     checked = 0  # losses[:checked] are known finite
@@ -227,17 +269,12 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
         for group in opt.param_groups:
             group["lr"] = lr
         diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
-        if diagnose:
-            fluctuation.arm(step)
-        batch = next(train_batches)
-        drawn.add(batch)
-        loss = batch_loss(model, batch, device)
-        fluctuation.disarm()
+        loss = family.loss(step, diagnose)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         losses[step - 1] = loss.detach()
         if diagnose:
-            rows += grad_norm_rows(groups, step)
+            rows += grad_norm_rows(family.groups, step)
             rows.append({"metric": "lr", "unit": "lr", "value": lr, "step": step})
         opt.step()
         if diagnose:
@@ -246,16 +283,16 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
                 result.diverged_at = checked + int(bad.nonzero()[0]) + 1
                 break
             checked = step
-            rows += probe_rows(model, probe_x, h0, step, probe_pad)
+            rows += family.probe_rows(step)
     result.wall_s = time.perf_counter() - start
-    ran = result.diverged_at or spec.steps
-    result.losses = losses[:ran].tolist()
-    rows += fluctuation.rows + drawn.rows() + nu_share_rows(model)
+    result.losses = losses[: result.diverged_at or spec.steps].tolist()
+    rows += family.end_rows() + nu_share_rows(model, family.depth)
     rows += [
         {"metric": "loss", "unit": "nats", "value": v, "step": i}
         for i, v in enumerate(result.losses, start=1)
     ]
     if result.diverged_at is None:
-        result.final_loss, result.unigram_loss = held_out_loss(model, data, spec, device)
+        result.scores = family.held_out()
+        result.final_loss, result.unigram_loss = result.scores.pop("loss"), result.scores.pop("unigram")
     result.rows = [{**r, "value": float(r["value"])} for r in rows]
     return result
