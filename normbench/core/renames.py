@@ -23,7 +23,8 @@ RENAMES: dict[int, dict[str, dict[str, str]]] = {
 
 @dataclass(frozen=True)
 class Move:
-    """Cases of kind `old` whose parameter `key` is `value` are kind `new` since a schema version. `first`: the
+    """Cases of kind `old` whose parameter `key` is `value` are kind `new` since a schema version (`key` at
+    `stays`, its old default, names the old kind: the key is gone from both). `first`: the
     parameters those cases hashed then that the new kind lacks (at the only value it could take), added back
     to hash a new-kind case as it was first spelled; `dropped`: every parameter of the old kind the new kind
     lacks; `left`: the parameters the old kind itself no longer has (dropped from its remaining cases)."""
@@ -35,6 +36,7 @@ class Move:
     first: dict[str, Any]
     dropped: tuple[str, ...]
     left: tuple[str, ...]
+    stays: str = ""
 
 
 # The encoder-decoder was the stability bench's `model = "encdec"` until schema 4: it is its own bench kind
@@ -57,6 +59,7 @@ MOVES: dict[int, list[Move]] = {
             },
             dropped=("model", "objective", "mask_prob", "data", "corpus_dir", "seq", "batching", "segment"),
             left=("model", *ENCDEC_ONLY),
+            stays="lm",
         )
     ],
 }
