@@ -91,14 +91,16 @@ def upgraded_columns(old: dict[str, str], parts: list[Path], since: int = 0) -> 
             columns[new] = merge_types(columns[new], kind) if new in columns else kind
     dropped = {k for v in MOVES if v > since for move in MOVES[v] for k in (*move.dropped, *move.left)}
     still_used: set[str] = set()
+    gone: set[str] = set()  # the moved kind's parameters some row had (a run older than them has none)
     for part in parts:
         names = [n for n in ("bench", *moved_names, *dropped) if n in pq.read_schema(part).names]
         table = pq.read_table(part, columns=names).to_pylist()
         for row in table:
             keeps = set(moved_names) - set(renamed(row.get("bench") or "", since))
-            gone = set(moved(row.get("bench") or "", row, since)[1])
-            still_used |= {n for n in keeps | (dropped - gone) if row.get(n) is not None}
-    for name in (set(moved_names) | dropped) - still_used:
+            out = set(moved(row.get("bench") or "", row, since)[1])
+            gone |= out
+            still_used |= {n for n in keeps | (dropped - out) if row.get(n) is not None}
+    for name in (set(moved_names) | gone) - still_used:
         columns.pop(name, None)
     rest = sorted(k for k in columns if k not in FIXED_COLUMNS)
     return {k: columns[k] for k in FIXED_COLUMNS if k in columns} | {k: columns[k] for k in rest}
