@@ -23,46 +23,26 @@ RENAMES: dict[int, dict[str, dict[str, str]]] = {
 
 @dataclass(frozen=True)
 class Move:
-    """Cases of kind `old` whose parameter `key` is `value` are kind `new` since a schema version (`key` at
-    `stays`, its old default, names the old kind: the key is gone from both). `first`: the
-    parameters those cases hashed then that the new kind lacks (at the only value it could take), added back
-    to hash a new-kind case as it was first spelled; `dropped`: every parameter of the old kind the new kind
-    lacks; `left`: the parameters the old kind itself no longer has (dropped from its remaining cases)."""
+    """Cases of kind `old` with `key` = `value` are kind `new` since a schema version (`key` = `stays`, its old
+    default, keeps the old kind). first: what those cases hashed that the new kind lacks (case ids hash it
+    back in); dropped: the old kind's parameters the new kind lacks; left: those the old kind lost itself."""
 
     old: str
     key: str
     value: str
+    stays: str
     new: str
     first: dict[str, Any]
     dropped: tuple[str, ...]
     left: tuple[str, ...]
-    stays: str = ""
 
 
-# The encoder-decoder was the stability bench's `model = "encdec"` until schema 4: it is its own bench kind
-# (benches/encdec.py), and the stability bench lost `model` and the encoder-decoder's parameters.
+# The encoder-decoder was the stability bench's `model = "encdec"` until schema 4 (benches/encdec.py).
+FIRST = dict(model="encdec", objective="causal", mask_prob=0.15, data="text", corpus_dir="", seq=64)
 ENCDEC_ONLY = ("enc_depth", "dec_depth", "task", "task_words", "min_len", "max_len")
-MOVES: dict[int, list[Move]] = {
-    4: [
-        Move(
-            "stability",
-            "model",
-            "encdec",
-            "encdec",
-            first={
-                "model": "encdec",
-                "objective": "causal",
-                "mask_prob": 0.15,
-                "data": "text",
-                "corpus_dir": "",
-                "seq": 64,
-            },
-            dropped=("model", "objective", "mask_prob", "data", "corpus_dir", "seq", "batching", "segment"),
-            left=("model", *ENCDEC_ONLY),
-            stays="lm",
-        )
-    ],
-}
+DROPPED = (*FIRST, "batching", "segment")
+ENCDEC = Move("stability", "model", "encdec", "lm", "encdec", FIRST, DROPPED, ("model", *ENCDEC_ONLY))
+MOVES: dict[int, list[Move]] = {4: [ENCDEC]}
 
 
 def moved(kind: str, params: dict[str, Any], since: int = 0) -> tuple[str, tuple[str, ...]]:

@@ -136,26 +136,19 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
 
 
 def _current_kind(where, kind, table, problems) -> tuple[Any, dict[str, Any]]:
-    """The kind of a table whose cases moved to another kind (core/renames.py MOVES), and the table in its
-    terms: kind = "stability" with model = "encdec" is kind = "encdec" (the old spelling is an alias, as for
-    a renamed parameter: suites written before, and the suite text an older run's `run --resume` reads)."""
+    """The kind of a table whose cases moved to another (core/renames.py MOVES), the table in its terms:
+    kind = "stability" with model = "encdec" is kind = "encdec" (the old spelling is an alias, as a renamed
+    parameter's: suites written before, and the suite text an older run's `run --resume` reads)."""
     for move in (m for version in sorted(MOVES) for m in MOVES[version] if m.old == kind):
         sweep, params = table.get("sweep"), table.get("params")
         if isinstance(sweep, dict) and move.key in sweep:
-            problems.append(
-                Problem(
-                    f"{where}.sweep.{move.key}",
-                    f'{move.key} = "{move.value}" is bench kind "{move.new}" now: one table of kind = '
-                    f'"{move.new}", one of kind = "{move.old}"',
-                )
-            )
+            new = f'{move.key} = "{move.value}" is bench kind "{move.new}" now: one table of each kind'
+            problems.append(Problem(f"{where}.sweep.{move.key}", new))
             table = {**table, "sweep": {k: v for k, v in sweep.items() if k != move.key}}
-        if not isinstance(params, dict) or params.get(move.key) not in (move.value, move.stays):
-            continue
-        value = params[move.key]
-        first = move.first if value == move.value else {}
-        rest = {k: v for k, v in params.items() if k != move.key and not (k in first and first[k] == v)}
-        return (move.new if value == move.value else kind), {**table, "params": rest}
+        if isinstance(params, dict) and params.get(move.key) in (move.value, move.stays):
+            first = move.first if params[move.key] == move.value else {}
+            rest = {k: v for k, v in params.items() if k != move.key and not (k in first and first[k] == v)}
+            return (move.new if first else kind), {**table, "params": rest}
     return kind, table
 
 

@@ -56,21 +56,10 @@ def construction_rows(model) -> list[dict]:
     rows = []
     for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
         alphas = [float(b.alpha) for b in stack]
+        common = {"unit": "ratio", "step": 0, "site": side}
         rows += [
-            {
-                "metric": "residual_alpha",
-                "unit": "ratio",
-                "value": sum(alphas) / len(alphas),
-                "step": 0,
-                "site": side,
-            },
-            {
-                "metric": "residual_alpha_spread",
-                "unit": "ratio",
-                "value": max(alphas) - min(alphas),
-                "step": 0,
-                "site": side,
-            },
+            {"metric": "residual_alpha", "value": sum(alphas) / len(alphas), **common},
+            {"metric": "residual_alpha_spread", "value": max(alphas) - min(alphas), **common},
         ]
     for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
         for site, names in GROUPS.items():

@@ -7,11 +7,12 @@ Details: docs/methodology.md, "Training stability"."""
 from __future__ import annotations
 
 import copy
+from functools import partial
 
 import torch
 
 from normbench.benches._lm import site_layer
-from normbench.benches._lm.training import TrainSpec
+from normbench.benches._lm.training import TrainSpec, kept_inputs, norm_input_rows
 from normbench.benches._lm.training import trainable as lm_trainable
 from normbench.data.padded import budget_groups
 from normbench.data.seq2seq import PAD, pair_batch, unigram_pair_loss
@@ -96,20 +97,11 @@ def _kept_mean(kept, real):
 @torch.no_grad()
 def probe(model, b):
     """(memory, F_ed, {site: mean input norm over that side's real tokens}) on the probe batch."""
-    norms = model.norms()
-    for norm in norms:
-        norm.kept = []
-    buffers = [(b, b.clone()) for b in model.buffers()]  # an encoder BatchNorm's running statistics
-    try:
+    with kept_inputs(model) as norms:  # an encoder BatchNorm's running statistics restored
         memory = model.encode(b.src, b.src_pad)
         h = model.decode(b.tgt_in, memory, b.src_pad, b.tgt_pad)
         real = {"enc": ~b.src_pad, "dec": ~b.tgt_pad}
         inputs = {m.site: _kept_mean(m.kept, real[m.site[:3]]) for m in norms}
-    finally:
-        for b, saved in buffers:  # a probe must not train the model
-            b.copy_(saved)
-        for norm in norms:
-            norm.kept = None
     return memory, h, inputs
 
 
@@ -119,12 +111,9 @@ class PairSteps:
 
     def __init__(self, model, data, spec: TrainSpec, device: str):
         self.model, self.data, self.spec, self.device = model, data, spec, device
-        self.groups = layer_groups(model)
+        self.groups, self.trainable = layer_groups(model), partial(trainable, model)
         self.n, self.m = len(model.encoder), len(model.decoder)
         self.depth = self.n  # numbers the norm sites of nu_share_rows (batch statistics: the encoder's)
-
-    def trainable(self, group: str) -> list:
-        return trainable(self.model, group)
 
     def start(self) -> list[dict]:
         data, spec = self.data, self.spec
@@ -159,23 +148,7 @@ class PairSteps:
             "dec_update_via_enc": _token_mean(via_enc - self.h0, tgt_real),
         }
         rows = [{"metric": k, "unit": "L2/token", "value": v, "step": step} for k, v in values.items()]
-        for site, v in inputs.items():
-            layer = _site_layer(site, self.n, self.m)
-            rows.append(
-                {
-                    "metric": "ln_input_norm",
-                    "unit": "L2",
-                    "value": v,
-                    "step": step,
-                    "layer": layer,
-                    "site": site,
-                }
-            )
-        last = model.last_norm().site
-        rows.append(
-            {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
-        )
-        return rows
+        return rows + norm_input_rows(model, inputs, step, lambda site: _site_layer(site, self.n, self.m))
 
 
 @torch.no_grad()

@@ -97,22 +97,9 @@ def train_spec(p, **family):
     """The TrainSpec of a case's parameters; `family`: what its model family adds (seq, objective, ...)."""
     from normbench.benches._lm.training import TrainSpec
 
-    return TrainSpec(
-        lr=p["lr"],
-        warmup=p["warmup"],
-        steps=p["steps"],
-        every=p["every"],
-        batch=p["batch"],
-        data_seed=p["data_seed"],
-        schedule=p["schedule"],
-        eval_batches=p["eval_batches"],
-        optimizer=p["optimizer"],
-        betas=(p["beta1"], p["beta2"]),
-        momentum=p["momentum"],
-        train=p["train"],
-        max_tokens=p["max_tokens"],
-        **family,
-    )
+    same = ("lr", "warmup", "steps", "every", "batch", "data_seed", "schedule", "eval_batches", "optimizer")
+    same += ("momentum", "train", "max_tokens")
+    return TrainSpec(betas=(p["beta1"], p["beta2"]), **{k: p[k] for k in same}, **family)
 
 
 def judged(result, rows: list[dict], p) -> CaseResult:

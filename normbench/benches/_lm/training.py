@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 import torch
 
+from normbench.benches._lm import site_layer
 from normbench.benches._lm.batches import BatchesDrawn, batch_loss, batches
 from normbench.benches._lm.fluctuation import FluctuationRecorder, arm_nu_probe, nu_share_rows
 from normbench.data import unigram_loss
@@ -92,47 +95,58 @@ def grad_norm_rows(groups, step: int) -> list[dict]:
     return rows
 
 
-@torch.no_grad()
-def probe(model, x, pad=None):
-    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs (its real tokens,
-    with padding); batch statistics from the probe batch, running statistics restored (a probe must not
-    train the model). F is returned at the real tokens only when the batch is padded."""
+@contextmanager
+def kept_inputs(model):
+    """Every norm keeps its inputs (a list per norm) meanwhile; the buffers (running statistics) are restored
+    after: a probe must not train the model."""
     norms = model.norms()
     for m in norms:
         m.kept = []
     buffers = [(b, b.clone()) for b in model.buffers()]
     try:
-        h = model.head_input(x) if pad is None else model.head_input(x, key_padding_mask=pad)[~pad]
-        inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
+        yield norms
     finally:
         for b, saved in buffers:
             b.copy_(saved)
         for m in norms:
             m.kept = None
+
+
+@torch.no_grad()
+def probe(model, x, pad=None):
+    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs (its real tokens,
+    with padding); batch statistics from the probe batch, running statistics restored (a probe must not
+    train the model). F is returned at the real tokens only when the batch is padded."""
+    with kept_inputs(model) as norms:
+        h = model.head_input(x) if pad is None else model.head_input(x, key_padding_mask=pad)[~pad]
+        inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
     return h, inputs
+
+
+def norm_input_rows(model, inputs: dict, step: int, layer_of) -> list[dict]:
+    """ln_input_norm per norm site (its layer: layer_of(site)) and last_ln_input_norm of the head's norm."""
+    rows = [
+        {
+            "metric": "ln_input_norm",
+            "unit": "L2",
+            "value": v,
+            "step": step,
+            "layer": layer_of(site),
+            "site": site,
+        }
+        for site, v in inputs.items()
+    ]
+    last = model.last_norm().site
+    return rows + [
+        {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
+    ]
 
 
 def probe_rows(model, x, h0, step: int, pad=None) -> list[dict]:
     h, inputs = probe(model, x, pad)
-    n = len(model.blocks)
-    rows = [
-        {
-            "metric": "model_update",
-            "unit": "L2/token",
-            "value": torch.linalg.vector_norm(h - h0, dim=-1).mean(),
-            "step": step,
-        }
-    ]
-    for site, v in inputs.items():
-        layer = n + 1 if site == "final" else int(site.split(".")[0])
-        rows.append(
-            {"metric": "ln_input_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site}
-        )
-    last = model.last_norm().site
-    rows.append(
-        {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
-    )
-    return rows
+    update = torch.linalg.vector_norm(h - h0, dim=-1).mean()
+    rows = [{"metric": "model_update", "unit": "L2/token", "value": update, "step": step}]
+    return rows + norm_input_rows(model, inputs, step, lambda site: site_layer(site, len(model.blocks)))
 
 
 @torch.no_grad()
@@ -211,11 +225,8 @@ class TextSteps:
 
     def __init__(self, model, data, spec: TrainSpec, device: str):
         self.model, self.data, self.spec, self.device = model, data, spec, device
-        self.groups = layer_groups(model)
+        self.groups, self.trainable = layer_groups(model), partial(trainable, model)
         self.depth = len(model.blocks)  # numbers the norm sites of nu_share_rows
-
-    def trainable(self, group: str) -> list:
-        return trainable(self.model, group)
 
     def start(self) -> list[dict]:
         """Draw the batches and the probe batch; the probe's rows at step 0."""
