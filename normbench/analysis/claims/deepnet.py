@@ -66,12 +66,14 @@ def postln_no_warmup_stuck_deep(frame):
     )
 
 
-def _behind_reference(runs, placement_init, reference_init, warmup, depth_ok):
-    """Runs of `placement_init` at warmup and depth, each marked stuck or not_converged vs the reference
-    (the same seed and every swept parameter but init)."""
-    group = pick(runs, placement="post", init=placement_init, warmup=warmup, depth=depth_ok)
-    ref = pick(runs, placement="post", init=reference_init, warmup=warmup, depth=depth_ok)
-    return group.assign(behind=not_converged(group, ref, compared=("init",))), ref
+def stuck_or_behind(group, ref, compared=("init",)):
+    """(per run of `group`: stuck, or not_converged behind its paired `ref` run; the mean gap behind it, its
+    interval), or None when no run of `group` has a paired reference (the same seed and swept parameters)."""
+    behind = not_converged(group, ref, compared=compared)
+    if behind.isna().all():
+        return None
+    failed = (group["status"] == "stuck") | (behind == True)  # noqa: E712 (NaN is not True)
+    return failed, *mean_ci(behind_reference(group, ref, compared=compared).dropna())
 
 
 @claim(
@@ -85,13 +87,13 @@ def _behind_reference(runs, placement_init, reference_init, warmup, depth_ok):
 )
 @on_training_runs
 def postln_warmup_not_converged_very_deep(frame, runs):
-    group, ref = _behind_reference(runs, "xavier", "depth_scaled", lambda w: w > 0, lambda L: L >= 18)
-    if group.empty or group["behind"].isna().all():
+    deep = {"placement": "post", "warmup": lambda w: w > 0, "depth": lambda L: L >= 18}
+    group, ref = pick(runs, **deep, init="xavier"), pick(runs, **deep, init="depth_scaled")
+    if group.empty or (judged := stuck_or_behind(group, ref)) is None:
         return Verdict(
             NO_DATA, "needs Post-LN and Post-LN-init, both with warmup, at L ≥ 18 with shared seeds"
         )
-    failed = (group["status"] == "stuck") | (group["behind"] == True)  # noqa: E712 (NaN is not True)
-    m, lo, hi = mean_ci(behind_reference(group, ref, compared=("init",)).dropna())
+    failed, m, lo, hi = judged
     parts = [
         f"L={int(L)}: {int(failed[g.index].sum())}/{len(g)} stuck or not_converged (stuck {count(g)})"
         for L, g in group.groupby("depth")
@@ -192,14 +194,12 @@ def postln_init_trains_without_warmup_at_12(frame, runs):
     warm = pick(runs, placement="post", init="xavier", warmup=300, depth=12)
     if init.empty or warm.empty:
         return Verdict(NO_DATA, "needs Post-LN-init without warmup and Post-LN with warmup 300 at L = 12")
-    behind = not_converged(warm, init, compared=INIT_VS_WARMUP)
-    if behind.isna().all():
+    if (judged := stuck_or_behind(warm, init, INIT_VS_WARMUP)) is None:
         return Verdict(
             NO_DATA, "no Xavier + warmup 300 run has a 1/k_l run at the same seed and swept parameters"
         )
-    failed = (warm["status"] == "stuck") | (behind == True)  # noqa: E712
+    failed, m, lo, hi = judged
     ok = bool((init["status"] == "ok").all()) and bool(failed.all())
-    m, lo, hi = mean_ci(behind_reference(warm, init, compared=INIT_VS_WARMUP).dropna())
     return Verdict(
         PASS if ok else FAIL,
         f"1/k_l no warmup: ok {count(init, 'ok')}, loss {init['final_loss'].mean():.3f}; Xavier warmup 300: "

@@ -6,14 +6,12 @@ runs: the constants the model was built with, and DeepNet's control groups in th
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
-from normbench.analysis.claims.deepnet import count, learners_verdict, with_runs
+from normbench.analysis.claims.deepnet import count, learners_verdict, stuck_or_behind, with_runs
 from normbench.analysis.claims.stats import (
     NOT_CONVERGED_GAP,
     TRAINING,
-    behind_reference,
     fmt_ci,
     mean_ci,
-    not_converged,
     pick,
     seeds_text,
 )
@@ -173,11 +171,9 @@ def encdec_postln_warmup_not_converged_18(frame, runs):
         return Verdict(
             NO_DATA, "needs Post-LN and Post-LN-init encoder-decoder runs with warmup at N = M ≥ 18"
         )
-    behind = not_converged(group, ref, compared=("init",))
-    if behind.isna().all():
+    if (judged := stuck_or_behind(group, ref)) is None:
         return Verdict(NO_DATA, "the Post-LN and Post-LN-init runs share no seed")
-    failed = (group["status"] == "stuck") | (behind == True)  # noqa: E712 (NaN is not True)
-    m, lo, hi = mean_ci(behind_reference(group, ref, compared=("init",)).dropna())
+    failed, m, lo, hi = judged
     return Verdict(
         PASS if bool(failed.all()) else FAIL,
         f"Post-LN + warmup {int(failed.sum())}/{len(group)} stuck or not_converged (stuck {count(group)}), loss "
