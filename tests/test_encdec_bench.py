@@ -136,9 +136,8 @@ def test_sweeping_the_old_model_key_names_the_new_kind():
     )
     with pytest.raises(SuiteError) as info:
         parse_suite(text)
-    assert (
-        'bench[0].sweep.model: model = "encdec" is bench kind "encdec" now: one table of kind = "encdec"'
-        in str(info.value)
+    assert 'bench[0].sweep.model: model = "encdec" is bench kind "encdec" now: one table of each kind' in str(
+        info.value
     )
 
 

@@ -12,7 +12,8 @@ from functools import partial
 import torch
 
 from normbench.benches._lm import site_layer
-from normbench.benches._lm.training import TrainSpec, kept_inputs, norm_input_rows
+from normbench.benches._lm.trained import TrainSpec
+from normbench.benches._lm.training import kept_inputs, norm_input_rows
 from normbench.benches._lm.training import trainable as lm_trainable
 from normbench.data.padded import budget_groups
 from normbench.data.seq2seq import PAD, pair_batch, unigram_pair_loss

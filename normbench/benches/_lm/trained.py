@@ -1,8 +1,11 @@
 """What the training benches (stability: the LM; encdec: the encoder-decoder) share: the optimizer, schedule and
-judging parameters, the one TrainSpec built from them, and the status rule of a finished run. Torch-free.
+judging parameters, the TrainSpec built from them, a run's TrainResult and its status rule. Torch-free.
 Why the status rule reads as it does: docs/methodology.md, "Training stability"."""
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
 
 from normbench.benches.base import Bench, CaseResult
 from normbench.core.params import Param
@@ -65,6 +68,39 @@ TRAIN_PARAMS = {
 }
 
 
+@dataclass(frozen=True)
+class TrainSpec:
+    lr: float
+    warmup: int
+    steps: int
+    every: int
+    batch: int
+    seq: int
+    data_seed: int
+    schedule: str = "constant"
+    eval_batches: int = 16
+    betas: tuple[float, float] = (0.9, 0.98)
+    objective: str = "causal"
+    mask_prob: float = 0.15
+    optimizer: str = "adam"  # or "sgd"
+    momentum: float = 0.0  # sgd only
+    train: str = "all"  # which parameters train (see `trainable`)
+    batching: str = "windows"  # or "padded" / "bucketed": whole units, padded (_lm/batches.py)
+    segment: str = "sentence"  # the units of padded batching: "sentence" or "line" (data/segments.py)
+    max_tokens: int = 0  # padded batching: 0 = `batch` rows; else rows x longest <= max_tokens (fairseq)
+
+
+@dataclass
+class TrainResult:
+    rows: list[dict] = field(default_factory=list)  # time series (with `step`) and final values
+    losses: list[float] = field(default_factory=list)  # the training loss of every step run
+    diverged_at: int | None = None  # first step whose loss is not finite
+    final_loss: float = math.nan  # mean held-out loss after training
+    unigram_loss: float = math.nan  # the unigram model's loss on the same held-out windows
+    scores: dict[str, float] = field(default_factory=dict)  # other held-out scores (the pairs' accuracies)
+    wall_s: float = 0.0
+
+
 class TrainedBench(Bench):
     """A bench kind whose case is one training run: compared on its final loss, judged ok/stuck/diverged."""
 
@@ -95,8 +131,6 @@ class TrainedBench(Bench):
 
 def train_spec(p, **family):
     """The TrainSpec of a case's parameters; `family`: what its model family adds (seq, objective, ...)."""
-    from normbench.benches._lm.training import TrainSpec
-
     same = ("lr", "warmup", "steps", "every", "batch", "data_seed", "schedule", "eval_batches", "optimizer")
     same += ("momentum", "train", "max_tokens")
     return TrainSpec(betas=(p["beta1"], p["beta2"]), **{k: p[k] for k in same}, **family)

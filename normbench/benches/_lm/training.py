@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import partial
 
 import torch
@@ -19,40 +18,8 @@ import torch
 from normbench.benches._lm import site_layer
 from normbench.benches._lm.batches import BatchesDrawn, batch_loss, batches
 from normbench.benches._lm.fluctuation import FluctuationRecorder, arm_nu_probe, nu_share_rows
+from normbench.benches._lm.trained import TrainResult, TrainSpec
 from normbench.data import unigram_loss
-
-
-@dataclass(frozen=True)
-class TrainSpec:
-    lr: float
-    warmup: int
-    steps: int
-    every: int
-    batch: int
-    seq: int
-    data_seed: int
-    schedule: str = "constant"
-    eval_batches: int = 16
-    betas: tuple[float, float] = (0.9, 0.98)
-    objective: str = "causal"
-    mask_prob: float = 0.15
-    optimizer: str = "adam"  # or "sgd"
-    momentum: float = 0.0  # sgd only
-    train: str = "all"  # which parameters train (see `trainable`)
-    batching: str = "windows"  # or "padded" / "bucketed": whole units, padded (_lm/batches.py)
-    segment: str = "sentence"  # the units of padded batching: "sentence" or "line" (data/segments.py)
-    max_tokens: int = 0  # padded batching: 0 = `batch` rows; else rows x longest <= max_tokens (fairseq)
-
-
-@dataclass
-class TrainResult:
-    rows: list[dict] = field(default_factory=list)  # time series (with `step`) and final values
-    losses: list[float] = field(default_factory=list)  # the training loss of every step run
-    diverged_at: int | None = None  # first step whose loss is not finite
-    final_loss: float = math.nan  # mean held-out loss after training
-    unigram_loss: float = math.nan  # the unigram model's loss on the same held-out windows
-    scores: dict[str, float] = field(default_factory=dict)  # other held-out scores (the pairs' accuracies)
-    wall_s: float = 0.0
 
 
 def lr_at(step: int, spec: TrainSpec) -> float:
