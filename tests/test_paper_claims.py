@@ -431,11 +431,11 @@ def test_shipped_suites_name_only_known_claims_and_pool_enough_seeds():
     seeds = {}
     for c in expand(suite):
         if (
-            c.kind in ("init", "stability")
+            c.kind in ("init", "stability", "encdec")
             and c.params.get("steps", 300) > 1
             and c.params.get("lr", 1e-3) == 1e-3
         ):
-            model = c.params.get("model", "lm")
+            model = "encdec" if c.kind == "encdec" else "lm"
             key = (
                 c.kind,
                 c.params["placement"],

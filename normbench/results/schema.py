@@ -13,7 +13,7 @@ from typing import Any
 from normbench.core.errors import NormbenchError
 from normbench.core.renames import RENAMES
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: the encoder-decoder is its own bench kind (core/renames.py MOVES)
 
 # {version: {bench kind: {old column: new column}}}: upgrading a run to `version` renames these columns in
 # that kind's rows, and the keys of its `params` JSON (the parameters were renamed too, core/renames.py).

@@ -9,7 +9,7 @@ from typing import Any
 from normbench.benches import all_benches
 from normbench.core.errors import Problem, printable
 from normbench.core.params import Param, did_you_mean
-from normbench.core.renames import renamed
+from normbench.core.renames import MOVES, renamed
 from normbench.core.settings import env_number
 from normbench.norms import all_norms
 from normbench.suite.expand import expand_bench
@@ -28,7 +28,7 @@ def validate_bench(
     for key in table:
         if key not in BENCH_KEYS:
             problems.append(Problem(f"{where}.{key}", "unknown key" + did_you_mean(key, sorted(BENCH_KEYS))))
-    kind = table.get("kind")
+    kind, table = _current_kind(where, table.get("kind"), table, problems)
     benches = all_benches()
     if not isinstance(kind, str):
         problems.append(Problem(f"{where}.kind", "required: one of " + ", ".join(sorted(benches))))
@@ -133,6 +133,23 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
                     )
                 )
     return pairs
+
+
+def _current_kind(where, kind, table, problems) -> tuple[Any, dict[str, Any]]:
+    """The kind of a table whose cases moved to another (core/renames.py MOVES), the table in its terms:
+    kind = "stability" with model = "encdec" is kind = "encdec" (the old spelling is an alias, as a renamed
+    parameter's: suites written before, and the suite text an older run's `run --resume` reads)."""
+    for move in (m for version in sorted(MOVES) for m in MOVES[version] if m.old == kind):
+        sweep, params = table.get("sweep"), table.get("params")
+        if isinstance(sweep, dict) and move.key in sweep:
+            new = f'{move.key} = "{move.value}" is bench kind "{move.new}" now: one table of each kind'
+            problems.append(Problem(f"{where}.sweep.{move.key}", new))
+            table = {**table, "sweep": {k: v for k, v in sweep.items() if k != move.key}}
+        if isinstance(params, dict) and params.get(move.key) in (move.value, move.stays):
+            first = move.first if params[move.key] == move.value else {}
+            rest = {k: v for k, v in params.items() if k != move.key and not (k in first and first[k] == v)}
+            return (move.new if first else kind), {**table, "params": rest}
+    return kind, table
 
 
 def _current_names(where, kind, specs, table, problems) -> dict[str, Any]:
