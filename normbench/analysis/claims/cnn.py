@@ -20,12 +20,22 @@ LN_SOURCE = "Ba, Kiros & Hinton 2016 (Layer Normalization, arXiv:1607.06450)"
 ORDER_OF_MAGNITUDE = 10.0  # "orders of magnitude": at least one
 
 
-def cnn_runs(frame):
-    """One row per cnn case that ran (the bench's per-case summary)."""
+def image_runs(frame, model: str):
+    """One row per case of the cnn bench that ran with this model ("cnn", or "mlp": mlp_batch.py), the
+    bench's per-case summary (runs stored before `model` existed are CNN runs)."""
     import pandas as pd
 
     rows = frame[(frame["bench"] == "cnn") & ~frame["status"].isin(["failed", "skipped", "unavailable"])]
-    return get_bench("cnn").per_case(rows) if len(rows) else pd.DataFrame()
+    runs = get_bench("cnn").per_case(rows) if len(rows) else pd.DataFrame()
+    if runs.empty:
+        return runs
+    kind = runs["model"].fillna("cnn") if "model" in runs else pd.Series("cnn", index=runs.index)
+    return runs[kind == model]
+
+
+def cnn_runs(frame):
+    """One row per CNN case that ran: the CNN claims never read the MLP's runs."""
+    return image_runs(frame, "cnn")
 
 
 # the training recipe: each norm is judged at its own best of the recipes run (an lr grid, both optimizers),

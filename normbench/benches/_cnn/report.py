@@ -13,7 +13,19 @@ from normbench.core.tables import Table
 from normbench.norms import variant_label
 
 BURN_IN = 0.1  # as analysis/fluctuation.py: the running statistics are still leaving (0, 1) before
-SETTINGS = ("width", "batch", "steps", "lr", "optimizer", "momentum", "warmup", "train_images", "data_seed")
+SETTINGS = (
+    "model",
+    "hidden",
+    "width",
+    "batch",
+    "steps",
+    "lr",
+    "optimizer",
+    "momentum",
+    "warmup",
+    "train_images",
+    "data_seed",
+)
 
 
 FIRST_BN = ("bn_mean_shift_sd", "bn_var_shift", "bn_mean_rel_dist", "bn_mean_rel_dist_iid")
