@@ -19,6 +19,7 @@ NORM_CLAIMS = [
     "bn_fluctuation_above_cnn",
     "bn_cnn_beats_ln",
     "ln_cnn_beats_no_norm",
+    "ln_batch_size_robust_bn_degrades",
     "dyt_preln_within_margin_of_ln",
     "rmsnorm_preln_matches_ln",
     "dyt_in_postln",
