@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 
+from normbench.data import sample_windows
+
 
 def attention_rows(model, data, p) -> list[dict]:
     """One forward at init with hooks on every block's self-attention; no gradient, weights untouched."""
     import torch
-
-    from normbench.data import sample_windows
 
     generator = torch.Generator().manual_seed(p["data_seed"] + 11)  # apart from init_rows' batches
     x, _ = sample_windows(data.train, p["batch"], p["seq"], generator)
