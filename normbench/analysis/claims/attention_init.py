@@ -52,9 +52,8 @@ def deepnet_attention_bound_at_init(frame):
         expected = expected_value_path(init, int(depth))
         shrink = (layers["value"] / layers["value_value"]).mean()
         parts.append(
-            f"[{placement}/{init} L={depth}] attention/input per layer "
-            + " ".join(f"{v:.3g}" for v in layers["value"])
-            + f" (mean {m:.3g}); value path/input {layers['value_value'].min():.3g}–"
+            f"[{placement}/{init} L={depth}] attention/input {per_layer(layers['value'])} (layer mean {m:.3g}); "
+            f"value path/input {layers['value_value'].min():.3g}–"
             f"{layers['value_value'].max():.3g}"
             + (f" (expected {expected:.3g})" if expected is not None else "")
             + f"; attention/value path {shrink:.2f}"
@@ -62,3 +61,12 @@ def deepnet_attention_bound_at_init(frame):
         cis.append(f"{placement}/{init} L={depth}: {fmt_ci(lo, hi)}")
         seeds += list(g["seed"])
     return Verdict(REPORTED, "; ".join(parts), seeds_text(seeds), "; ".join(cis))
+
+
+def per_layer(values) -> str:
+    """Every layer's value for a shallow model; layers 1 and 2, the range of the rest and the last for a deep one."""
+    v = list(values)
+    if len(v) <= 8:
+        return "per layer " + " ".join(f"{x:.3g}" for x in v)
+    rest = v[2:-1]
+    return f"layer 1 {v[0]:.3g}, 2 {v[1]:.3g}, 3–{len(v) - 1} {min(rest):.3g}–{max(rest):.3g}, {len(v)} {v[-1]:.3g}"
