@@ -75,14 +75,12 @@ def ln_batch_size_robust_bn_degrades(frame):
         extra = both["change_bn"] - both["change_ln"]
         _, x_lo, x_hi = mean_ci(extra)
         ok &= ln_hi <= MARGIN and x_lo > MARGIN
-        mean = lambda p, col: p[col].mean()  # noqa: E731
         where = f"[{label}] " if label else ""
         parts.append(
-            f"{where}batch {large} → {small}: LayerNorm {mean(ln_pairs, 'final_loss_large'):.3f} → "
-            f"{mean(ln_pairs, 'final_loss_small'):.3f} ({both['change_ln'].mean():+.3f}), BatchNorm "
-            f"{mean(bn_pairs, 'final_loss_large'):.3f} → {mean(bn_pairs, 'final_loss_small'):.3f} "
-            f"({both['change_bn'].mean():+.3f}); accuracy LN {mean(ln_pairs, 'accuracy_small'):.3f}, BN "
-            f"{mean(bn_pairs, 'accuracy_small'):.3f} at batch {small}; BN − LN {extra.mean():+.3f} more"
+            f"{where}batch {large} → {small}: LayerNorm {_losses(ln_pairs)} ({both['change_ln'].mean():+.3f}), "
+            f"BatchNorm {_losses(bn_pairs)} ({both['change_bn'].mean():+.3f}); accuracy at batch {small} LN "
+            f"{ln_pairs['accuracy_small'].mean():.3f}, BN {bn_pairs['accuracy_small'].mean():.3f}; BN − LN "
+            f"{extra.mean():+.3f} more"
         )
         cis.append(f"{where}LN change {fmt_ci(ln_lo, ln_hi)}, BN − LN change {fmt_ci(x_lo, x_hi)}")
         seeds += list(both["seed"])
@@ -98,3 +96,7 @@ def ln_batch_size_robust_bn_degrades(frame):
 def bn_changes_with_ln(bn, ln):
     """The BatchNorm settings that have LayerNorm runs too."""
     return [(label, large, small, pairs) for label, large, small, pairs in bn if label in ln]
+
+
+def _losses(pairs) -> str:
+    return f"{pairs['final_loss_large'].mean():.3f} → {pairs['final_loss_small'].mean():.3f}"
