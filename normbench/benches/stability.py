@@ -80,7 +80,7 @@ def padding_problems(params, norm) -> list[tuple[str, str]]:
             (
                 "batching",
                 f'batching = "{params["batching"]}" cuts a text into sentences or lines; the Markov '
-                'chain has none (use data = "text", "stdlib" or "mix")',
+                'chain has none (use data = "text", "code", "stdlib" or "mix")',
             )
         ]
     longest = params["seq"] + (params["objective"] == "causal")  # _lm/batches.py unit_length

@@ -18,7 +18,7 @@ PLACEMENTS = ("post", "pre", "deepnorm", "sandwich", "subln", "periln")
 INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk", "magneto")
 OBJECTIVES = ("causal", "masked")
 EMBEDS = ("n01", "unit")
-DATA = ("text", "stdlib", "mix", "markov")
+DATA = ("text", "code", "stdlib", "mix", "markov")
 KEY_ORDER = ["placement", "init", "warmup", "lr", "schedule"]  # how tables order the swept keys; depth last
 
 
@@ -65,8 +65,8 @@ MODEL_PARAMS = {
         str,
         "text",
         choices=DATA,
-        help="text = generated prose, the same bytes everywhere (or corpus_dir's files); stdlib = this "
-        "Python's stdlib source (not portable); mix = generated prose, stdlib code and the Python manual's "
+        help="text = generated prose, the same bytes everywhere (or corpus_dir's files); code = generated "
+        "Python-like source, the same bytes everywhere; stdlib = this Python's stdlib source (not portable); mix = generated prose, stdlib code and the Python manual's "
         "prose in about equal shares (not portable); markov = seeded chain",
     ),
     "data_seed": Param(
