@@ -21,7 +21,6 @@ from normbench.norms import SPEEDUP_REFERENCES, reference_problem
 from normbench.norms.inputs import INPUTS, make_input
 from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
-from normbench.timing.layout import LAYOUTS, heap_shift
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
 MODES = ("fwd", "fwd+bwd")
@@ -106,13 +105,6 @@ class Latency(Bench):
             DEFAULT_PLACEMENTS,
             minimum=1,
             help="copies of the case's tensors its rounds cycle through (CPU): see benches/_latency/placement.py",
-        ),
-        "layout": Param(
-            str,
-            "fixed",
-            choices=LAYOUTS,
-            help="shift = a new heap layout for every round's temporaries (CPU): see timing/layout.py",
-            hashed_at_default=False,
         ),
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
         "reference": Param(
@@ -199,7 +191,6 @@ class Latency(Bench):
                 {m.label: m.steps for m in members},
                 rounds_for(p, k),
                 seed=seed,
-                relayout=heap_shift(p, seed),
             )
         speed = machine_speed_rows(canary_before, machine_speed_reading(p))
         shared = RoundSet(

@@ -9,7 +9,7 @@ from typing import Any
 from normbench.benches import all_benches
 from normbench.core.errors import Problem, printable
 from normbench.core.params import Param, did_you_mean
-from normbench.core.renames import renamed
+from normbench.core.renames import renamed, retired
 from normbench.core.settings import env_number
 from normbench.norms import all_norms
 from normbench.suite.expand import expand_bench
@@ -51,8 +51,12 @@ def validate_bench(
     timeout = scalar_value(table, "timeout_s", TIMEOUT, f"{where}.", problems)
     norm_impls = _validate_norms(where, bench, table, problems)
     table = _current_names(where, kind, bench.params, table, problems)
-    sweep = _validate_values(where, "sweep", bench.params, table.get("sweep", {}), problems, as_list=True)
-    params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
+    sweep = _validate_values(
+        where, "sweep", kind, bench.params, table.get("sweep", {}), problems, as_list=True
+    )
+    params = _validate_values(
+        where, "params", kind, bench.params, table.get("params", {}), problems, as_list=False
+    )
     for key in sorted(set(sweep) & set(params)):
         problems.append(Problem(f"{where}.params.{key}", "also given in sweep; give it in one place"))
     # "Missing" means not written at all: a key given with a bad value already has its own problem.
@@ -154,13 +158,17 @@ def _current_names(where, kind, specs, table, problems) -> dict[str, Any]:
     return out
 
 
-def _validate_values(where, section, specs, values, problems, *, as_list: bool) -> dict[str, Any]:
+def _validate_values(where, section, kind, specs, values, problems, *, as_list: bool) -> dict[str, Any]:
     if not isinstance(values, dict):
         problems.append(Problem(f"{where}.{section}", "must be a table"))
         return {}
     out: dict[str, Any] = {}
     for key, value in values.items():
         path = f"{where}.{section}.{key}"
+        if key not in specs and (gone := retired(kind, key)):
+            if (value if as_list and isinstance(value, list) else [value]) != [gone[0]]:
+                problems.append(Problem(path, gone[1]))
+            continue
         if key not in specs:
             problems.append(
                 Problem(
