@@ -1,7 +1,7 @@
 """What a bench kind is: its parameters (validated before anything runs), how it runs one case, and how
 its stored rows become report tables.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/extending.md, "Adding a bench kind"."""
 
 from __future__ import annotations
 

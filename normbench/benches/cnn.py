@@ -1,7 +1,7 @@
 """The positive control for the BatchNorm-vs-LayerNorm question: a small CNN (models/cnn.py) trained on
 generated shape images (data/images.py), a bench in which BatchNorm can win as well as lose (Ba et al.
 2016, §6.7; Shen et al. 2020, Fig. 2). One case = one training run; the papers' findings and what a case
-stores: docs/methodology.md, "Notes from the code"."""
+stores: docs/methodology.md, "The CNN control"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 torch.inference_mode, or forward+backward (gradients for the input and the parameters, reset before
 every call as an optimizer's zero_grad(set_to_none=True) would).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Latency in depth"."""
 
 from __future__ import annotations
 

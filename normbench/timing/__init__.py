@@ -41,9 +41,8 @@ def measure_interleaved(timer, fns: dict, rounds: int, seed: int | None = None) 
     """Time several callables in paired rounds, each round taking a share of timer.samples samples of every
     callable in turn, so that drifting load falls on all of them alike; with `seed` the order within a round
     is shuffled. A value of fns may be a list of callables, one per placement (round r times placement r %
-    len).
-    Returns name -> Samples, raw times in order. Warm-up, calibration and the extras: docs/methodology.md,
-    "Notes from the code"."""
+    len). Returns name -> Samples, raw times in order. Warm-up, calibration and the extras:
+    docs/methodology.md, "Paired rounds"."""
     import copy
     import random
 

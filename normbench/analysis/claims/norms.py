@@ -2,7 +2,7 @@
 (Shen et al. 2020), DyT (Zhu et al. 2025) and RMSNorm (Zhang & Sennrich 2019) against LayerNorm. The
 scale-invariance claims (Ba et al. 2016, §5) are in scale_invariance.py.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/claims.md, "How a verdict is reached"."""
 
 from __future__ import annotations
 
