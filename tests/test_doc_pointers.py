@@ -87,3 +87,17 @@ def test_a_missing_heading_is_found_wherever_the_pointer_wraps():
     assert broken_pointers("[rounds](methodology.md#paired-rounds), [x](ci.md#no-such-part)") == [
         "ci.md#no-such-part"
     ]
+
+
+def test_the_architecture_page_names_only_files_that_exist():
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([\w/.-]+\.(?:py|toml|sh|md))`", text)) | set(
+        re.findall(r"`([a-z_]+/[\w/.-]*)`", text)
+    )
+    package = REPO / "normbench"
+    missing = [
+        n
+        for n in sorted(named)
+        if not ((REPO / n).exists() or (package / n).exists() or ("/" not in n and any(package.rglob(n))))
+    ]
+    assert not missing, f"docs/architecture.md names what is not there: {missing}"
