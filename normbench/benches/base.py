@@ -131,6 +131,19 @@ class Bench:
         raise NotImplementedError(f"bench kind {self.kind!r} has no per-case summary")
 
 
+class TimingBench(Bench):
+    """A bench that times what it compares in paired rounds (latency, block): alone on its node under a
+    parallel executor, gated by `compare` on its paired ratios, which cancel the machine's speed (timing/
+    paired.py; the absolute time only with `compare --absolute`), and timed side by side by `normbench ab`."""
+
+    exclusive_node = True
+    compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
+    absolute_metrics = {"time": "lower"}
+    paired_metrics = ("time_vs_ref", "time_vs_copy")
+    compare_pool = ()
+    times_sides = True
+
+
 BENCHES: Registry[Bench] = Registry("bench kind", "normbench.benches")
 
 

@@ -15,7 +15,7 @@ from normbench.benches._latency.round_set import COPY, peers_of, place, prepare,
 from normbench.benches._latency.sides import time_sides
 from normbench.benches._samples import case_timer
 from normbench.benches._tensors import DTYPES, check_device, check_dtype
-from normbench.benches.base import Bench, register_bench
+from normbench.benches.base import TimingBench, register_bench
 from normbench.core.params import Param
 from normbench.norms import SPEEDUP_REFERENCES, reference_problem
 from normbench.norms.inputs import INPUTS, make_input
@@ -36,18 +36,11 @@ PRESETS = ("full", "fast")
 
 
 @register_bench
-class Latency(Bench):
+class Latency(TimingBench):
     kind = "latency"
-    exclusive_node = True  # a timing bench: alone on its node under --executor ray
     description = (
         "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
     )
-    # compare gates the paired ratios: they cancel the machine's speed (analysis/compare/comparability.py);
-    # absolute time only with `compare --absolute`
-    compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
-    absolute_metrics = {"time": "lower"}
-    paired_metrics = ("time_vs_ref", "time_vs_copy")
-    compare_pool = ()
     # tensor/eager: accuracy rows (_latency/accuracy.py); method: how peak_mem was measured; timer: time rows;
     # policy: the allocator policy the allocator_warm row names (benches/_latency/process.py).
     # pages: the process's page state behind huge_page_share (timing/pages.py).
@@ -228,8 +221,6 @@ class Latency(Bench):
         if own is not None:
             raise own
         return result
-
-    times_sides = True
 
     def time_sides(self, case, norms, seed):
         return time_sides(case, norms, seed, DTYPES)

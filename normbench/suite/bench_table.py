@@ -34,13 +34,7 @@ def validate_bench(
         problems.append(Problem(f"{where}.kind", "required: one of " + ", ".join(sorted(benches))))
         return None
     if kind not in benches:
-        problems.append(
-            Problem(
-                f"{where}.kind",
-                f"unknown bench kind {kind!r}; one of {', '.join(sorted(benches))}"
-                + did_you_mean(kind, sorted(benches)),
-            )
-        )
+        problems.append(Problem(f"{where}.kind", _unknown("bench kind", kind, benches)))
         return None
     bench = benches[kind]
     label = table.get("label", kind)
@@ -99,13 +93,7 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
     for j, entry in enumerate(names):
         norm_name, _, impl_name = entry.partition(":")
         if norm_name not in norms:
-            problems.append(
-                Problem(
-                    f"{where}.norms[{j}]",
-                    f"unknown norm {norm_name!r}; one of {', '.join(sorted(norms))}"
-                    + did_you_mean(norm_name, sorted(norms)),
-                )
-            )
+            problems.append(Problem(f"{where}.norms[{j}]", _unknown("norm", norm_name, norms)))
             continue
         norm = norms[norm_name]
         if impl_name:
@@ -137,6 +125,10 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
                     )
                 )
     return pairs
+
+
+def _unknown(what: str, name: str, known) -> str:
+    return f"unknown {what} {name!r}; one of {', '.join(sorted(known))}" + did_you_mean(name, sorted(known))
 
 
 def _current_names(where, kind, specs, table, problems) -> dict[str, Any]:
