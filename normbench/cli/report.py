@@ -68,7 +68,7 @@ def command(
             autocompletion=complete_norms,
         ),
     ] = None,
-    # its former name, kept working, hidden: "baseline" also names compare's base run and `normbench baseline`
+    # its former name, hidden, kept until 2027-06-01 (CHANGELOG): "baseline" also names compare's base run
     baseline: Annotated[str | None, typer.Option("--baseline", hidden=True)] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
     output: Annotated[
