@@ -101,3 +101,15 @@ def test_the_architecture_page_names_only_files_that_exist():
         if not ((REPO / n).exists() or (package / n).exists() or ("/" not in n and any(package.rglob(n))))
     ]
     assert not missing, f"docs/architecture.md names what is not there: {missing}"
+
+
+def test_every_make_target_the_docs_name_exists():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
+    named = {
+        (path.name, target)
+        for path in [*DOCS.glob("*.md"), REPO / "README.md", REPO / "scripts" / "experiments" / "README.md"]
+        for target in re.findall(r"`make ([\w-]+)", path.read_text(encoding="utf-8"))
+    }
+    missing = sorted(n for n in named if n[1] not in targets)
+    assert not missing, f"no such Makefile target: {missing}"
