@@ -1,4 +1,4 @@
-"""Every top-level function, class and constant in normbench/ is used by some file of the package or scripts/."""
+"""Every top-level function, class and constant in normbench/ is used by the package, scripts/ or an example plugin."""
 
 from __future__ import annotations
 
@@ -34,13 +34,13 @@ def _top_level(tree: ast.Module):
 
 
 def unused_definitions(repo=REPO, allowed=frozenset(ALLOWED)) -> tuple[list[str], set]:
-    """A name is used when it occurs as a word in another file of normbench/ or scripts/ (or pyproject.toml's
-    entry points), or twice in its own module. Words, not imports: a loose test that never flags a used name
+    """A name is used when it occurs as a word in another file of normbench/, scripts/ or the example plugins
+    (or pyproject.toml's entry points), or twice in its own module. Words, not imports: a loose test that never flags a used name
     and misses a dead one that shares its name with something live."""
     package = repo / "normbench"
-    sources = {
-        p: p.read_text(encoding="utf-8") for d in ("normbench", "scripts") for p in (repo / d).rglob("*.py")
-    }
+    # the example plugins under tests/ use the API a plugin imports (ok_rows, Param, ...) as a user's would
+    folders = ("normbench", "scripts", "tests/plugin_pkg", "tests/plugins")
+    sources = {p: p.read_text(encoding="utf-8") for d in folders for p in (repo / d).rglob("*.py")}
     words = {p: _words(t) for p, t in sources.items()}
     elsewhere = Counter(w for c in words.values() for w in c)
     elsewhere.update(_words((repo / "pyproject.toml").read_text(encoding="utf-8")))

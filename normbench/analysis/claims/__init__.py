@@ -115,3 +115,9 @@ def evaluate(names: list[str], frame: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def ok_rows(frame: pd.DataFrame, bench: str, metric: str) -> pd.DataFrame:
+    """Rows of one metric of one bench kind from cases that ran to completion (not failed/skipped)."""
+    sel = frame[(frame["bench"] == bench) & (frame["metric"] == metric)]
+    return sel[~sel["status"].isin(["failed", "skipped", "unavailable"])]
