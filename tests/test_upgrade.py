@@ -59,10 +59,10 @@ ADDED_SINCE_FIXTURE = {
 }
 COLUMNS_SINCE_FIXTURE = {"pages"}  # the page state those rows are labelled with
 # The latency bench's columns since the version-3 fixture (paired rounds: the copy probe is always in a case's
-# rounds, so no copy_from; a reference, a pairing and the round set; the heap layout; the process of a
+# rounds, so no copy_from; a reference, a pairing and the round set; the process of a
 # per-process row): an upgrade declares today's
-CHANGED_SINCE_V3 = {"copy_from", "reference", "pairing", "round_set", "layout", "process"}
-# The stability bench's parameters since the fixtures (padded batching, a token budget): a version-1 run
+CHANGED_SINCE_V3 = {"copy_from", "reference", "pairing", "round_set", "process"}
+# The stability bench's parameters since the fixtures (padded batching, a token budget; the encoder-decoder): a version-1 run
 # declares no columns, so its upgrade declares those its suite declares today, empty in its rows; a
 # version-2 run keeps the columns it declared.
 PARAMS_SINCE_FIXTURE = {"batching", "segment", "max_tokens"}
@@ -242,3 +242,18 @@ def test_the_docs_table_lists_every_rename():
                     old,
                     new,
                 )
+
+
+def test_a_removed_parameter_is_refused_with_its_reason_and_its_old_value_still_reads():
+    from normbench.core.errors import SuiteError
+
+    base = (
+        'name = "s"\n[[bench]]\nkind = "latency"\nnorms = ["layernorm"]\n[bench.params]\ntokens = 8\nd = 16\n'
+    )
+    with pytest.raises(SuiteError) as info:
+        parse_suite(base + 'layout = "shift"\n', "s")
+    assert [p.where for p in info.value.problems] == ["bench[0].params.layout"]
+    assert info.value.problems[0].message.startswith('removed: `layout = "shift"` did not')
+    # a suite stored by an older run that gave the value every case now behaves as: the same cases and ids
+    before = [c.case_id for s in parse_suite(base + 'layout = "fixed"\n', "s").benches for c in s.cases]
+    assert before == [c.case_id for s in parse_suite(base, "s").benches for c in s.cases]

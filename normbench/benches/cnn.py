@@ -2,7 +2,7 @@
 generated shape images (data/images.py), a bench in which BatchNorm can win as well as lose (Ba et al.
 2016, §6.7; Shen et al. 2020, Fig. 2); `model = "mlp"` trains the LN paper's permutation-invariant MLP
 (§6.6, models/mlp.py) on the same images instead. One case = one training run; the papers' findings and
-what a case stores: docs/methodology.md, "Notes from the code"."""
+what a case stores: docs/methodology.md, "The CNN control"."""
 
 from __future__ import annotations
 

@@ -244,3 +244,8 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 err = _console(stderr=True)
 out = _console()
+
+
+def say(text: str) -> None:
+    """A message line on stderr, printed as written (a bracket in it is never read as rich markup)."""
+    err.print(text, markup=False)

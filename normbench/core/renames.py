@@ -68,6 +68,26 @@ def first_spelling(kind: str, params: dict[str, Any]) -> tuple[str, dict[str, An
     return kind, first_spellings(kind, params)
 
 
+# Parameters removed after results were stored, per bench kind: {name: (value, why)}. Every case run since has
+# behaved as `value` did, so a suite giving that value (an older run's stored suite on --resume) still reads;
+# any other value is refused with `why` (suite/bench_table.py). Case ids never hashed one at its default, so
+# they stay what they were.
+RETIRED: dict[str, dict[str, tuple[Any, str]]] = {
+    "latency": {
+        "layout": (
+            "fixed",
+            'removed: `layout = "shift"` did not make unchanged runs compare as unchanged more often than the '
+            "default (docs/methodology.md, Paired rounds; CHANGELOG)",
+        ),
+    },
+}
+
+
+def retired(kind: str, name: str) -> tuple[Any, str] | None:
+    """(the value every current case behaves as, why it was removed) of a removed parameter, else None."""
+    return RETIRED.get(kind, {}).get(name)
+
+
 def renamed(kind: str, since: int = 0) -> dict[str, str]:
     """{old: new} of one bench kind over every version after `since` (chained: a -> b -> c gives a -> c)."""
     out: dict[str, str] = {}

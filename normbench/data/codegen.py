@@ -4,7 +4,7 @@ only, so the bytes are the same on every Python >= 3.11 and platform (pinned by 
 stands in for this Python's stdlib source, which differs per Python version, where the claims need varied
 text: lines of many lengths and kinds, modules of different styles. Written for normbench (nothing copied).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The corpus: generated, byte-identical everywhere"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Byte-level corpora for the training benches, each identified by the SHA-256 of its exact bytes.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The corpus"."""
 
 from __future__ import annotations
 

@@ -40,8 +40,7 @@ def batchnorm_module(d, eps, dtype, device, *, train: bool):
 
 def _batchnorm(d, eps, dtype, device, *, train: bool) -> Built:
     """The eager module as a Built (the name main's other benches import)."""
-    m = batchnorm_module(d, eps, dtype, device, train=train)
-    return Built(m, list(m.parameters()), m)
+    return Built.of(batchnorm_module(d, eps, dtype, device, train=train))
 
 
 def _batch_norm(x, running_mean, running_var, w, b, training: bool, eps: float):
@@ -102,8 +101,7 @@ class BatchNorm(Norm):
     def official(self, d, *, eps, dtype, device):
         """As the PowerNorm authors ran it (NormSelect("batch") = MaskSyncBatchNorm): each token divided by its
         RMS over channels, padding filled with the real tokens' mean, momentum 0.05 (norms/_batchnorm_official.py)"""
-        m = official_module_class()(d, eps, device=device, dtype=dtype).train()
-        return Built(m, list(m.parameters()), m)
+        return Built.of(official_module_class()(d, eps, device=device, dtype=dtype).train())
 
     @impl("train_compiled", default=False)
     def train_compiled(self, d, *, eps, dtype, device):

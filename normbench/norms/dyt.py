@@ -49,8 +49,7 @@ class DynamicTanh(Norm):
     @impl("module", baseline=True)
     def module(self, d, *, eps, dtype, device):
         """the paper's nn.Module: weight * tanh(alpha * x) + bias"""
-        m = _dyt_module(d, dtype, device)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(_dyt_module(d, dtype, device))
 
     @impl("functional")
     def functional(self, d, *, eps, dtype, device):

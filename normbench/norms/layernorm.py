@@ -63,8 +63,7 @@ class LayerNorm(Norm):
         """torch.nn.LayerNorm"""
         from torch import nn
 
-        m = nn.LayerNorm(d, eps=eps, device=device, dtype=dtype)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(nn.LayerNorm(d, eps=eps, device=device, dtype=dtype))
 
     @impl("functional")
     def functional(self, d, *, eps, dtype, device):

@@ -164,15 +164,13 @@ class PowerNorm(Norm):
     @impl("train", baseline=True)
     def train(self, d, *, eps, dtype, device):
         """PowerNorm1d in train mode: Algorithm 1 (running ψ in the forward, approximate backward)"""
-        m = powernorm_module(d, eps, dtype, device, train=True)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(powernorm_module(d, eps, dtype, device, train=True))
 
     @impl("official", default=False)
     def official(self, d, *, eps, dtype, device):
         """As sIncerass/powernorm runs it: GroupScaling (groups = heads in a model), batch statistics during
         the lr warm-up, their backward (norms/_powernorm_official.py)"""
-        m = official_module_class()(d, eps, device=device, dtype=dtype).train()
-        return Built(m, list(m.parameters()), m)
+        return Built.of(official_module_class()(d, eps, device=device, dtype=dtype).train())
 
     @impl("official_final1000", default=False)
     def official_final1000(self, d, *, eps, dtype, device):
@@ -180,13 +178,12 @@ class PowerNorm(Norm):
         calls whatever the lr warm-up, as their model builds it (norms/_powernorm_official.py)"""
         m = official_module_class()(d, eps, device=device, dtype=dtype).train()
         m.literal_final = True
-        return Built(m, list(m.parameters()), m)
+        return Built.of(m)
 
     @impl("eval")
     def eval(self, d, *, eps, dtype, device):
         """PowerNorm1d in eval mode: γ ⊙ x/ψ + β, an elementwise affine map"""
-        m = powernorm_module(d, eps, dtype, device, train=False)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(powernorm_module(d, eps, dtype, device, train=False))
 
     def eager_impl(self, impl):
         return impl

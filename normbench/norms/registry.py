@@ -38,6 +38,11 @@ class Built:
     params: list[Any] = field(default_factory=list)
     module: Any = None
 
+    @classmethod
+    def of(cls, module) -> Built:
+        """An nn.Module as it is: called directly, its parameters the gradient tensors."""
+        return cls(module, list(module.parameters()), module)
+
 
 def check_output(y, x, impl: str = "the implementation") -> None:
     """The contract of every Built.fn: y = fn(x) is a tensor of x's shape, dtype and device. Checked on

@@ -51,8 +51,7 @@ class RMSNorm(Norm):
         """torch.nn.RMSNorm"""
         from torch import nn
 
-        m = nn.RMSNorm(d, eps=eps, device=device, dtype=dtype)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(nn.RMSNorm(d, eps=eps, device=device, dtype=dtype))
 
     @impl("functional")
     def functional(self, d, *, eps, dtype, device):

@@ -1,7 +1,7 @@
 """The tidy row schema. One row per measured value; the case's parameters are columns too (and the whole
 parameter dict as JSON in `params`, so a row can be traced to its case exactly).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/suites-and-results.md, "Results"."""
 
 from __future__ import annotations
 

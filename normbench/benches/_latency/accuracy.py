@@ -1,7 +1,7 @@
 """Accuracy as numbers: an implementation's outputs (and, in fwd+bwd, every gradient) against a float64
 reference of the same norm on the same input and parameters, and against PyTorch's own eager error.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Accuracy against float64"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Report tables of the latency bench, one row per shape and settings ("512×1024 bf16 fwd"; what every
 row shares is the caption), every column of times in one unit.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The report's tables"."""
 
 from __future__ import annotations
 
