@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from _compare_support import store_run
 
-from normbench.analysis.compare import CompareRunsOptions, compare_runs
+from normbench.analysis.compare.options import CompareRunsOptions
+from normbench.analysis.compare.runs import compare_runs
 from normbench.core.errors import NormbenchError
 from normbench.results import baselines
 from normbench.results.store import RunStore

@@ -73,23 +73,6 @@ class ReportFormat(StrEnum):
     json = "json"
 
 
-class CompareFormat(StrEnum):
-    github = "github"
-    plain = "plain"
-    md = "md"
-    csv = "csv"
-    json = "json"
-
-
-class ABFormat(StrEnum):
-    """ab: its tables (github, plain, md) or one JSON object; no csv (its result is not one record each)."""
-
-    github = "github"
-    plain = "plain"
-    md = "md"
-    json = "json"
-
-
 class ExportFormat(StrEnum):
     parquet = "parquet"
     csv = "csv"

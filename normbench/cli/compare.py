@@ -9,21 +9,25 @@ beyond --factor no test can judge at its sample size); --allow-incomparable turn
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from normbench.analysis.compare.options import FORMATS, CompareRunsOptions
 from normbench.cli._common import (
     RESULTS_DIR,
-    CompareFormat,
     cli_errors,
     complete_runs,
     emit,
     err,
     results_option,
 )
+from normbench.core.verdicts import DEFAULT_FACTOR
 from normbench.results.outputs import output_file, write_output_text
+
+CompareFormat = StrEnum("CompareFormat", {f: f for f in FORMATS})  # analysis/compare/options.py's list
 
 NAME = "compare"
 PANEL = "Results"
@@ -68,7 +72,7 @@ def command(
     ] = False,
     factor: Annotated[
         float, typer.Option(help="Ratio of medians that counts as a change (a finite number > 1).")
-    ] = 1.1,
+    ] = DEFAULT_FACTOR,
     alpha: Annotated[
         float, typer.Option(help="Significance level of the Mann-Whitney U test (between 0 and 1).")
     ] = 0.002,
@@ -124,7 +128,7 @@ def command(
     ] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
-    from normbench.analysis.compare import CompareRunsOptions, compare_runs
+    from normbench.analysis.compare.runs import compare_runs
 
     md_out = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
 

@@ -17,6 +17,8 @@ from normbench.runner import RunOutcome, SignalsBetweenGuards
 from normbench.suite.adhoc import adhoc_run_suite
 from normbench.timing.pages import check_pages
 
+NOT_OPTIONS = {"suite"}  # run's argument, passed to `run` beside the options
+
 
 @dataclass
 class RunOptions:
@@ -43,9 +45,13 @@ class RunOptions:
 
     @classmethod
     def of(cls, params: dict, **parsed) -> RunOptions:
-        """From a command's parameters by name (typer's ctx.params), those it parsed further overriding."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in {**params, **parsed}.items() if k in names})
+        """From a command's parameters by name (typer's ctx.params), those it parsed further overriding.
+        A parameter that is no field is an error, never dropped: a renamed flag would be ignored silently."""
+        given = {k: v for k, v in {**params, **parsed}.items() if k not in NOT_OPTIONS}
+        unknown = sorted(given.keys() - {f.name for f in fields(cls)})
+        if unknown:
+            raise TypeError(f"RunOptions has no field for the command's {', '.join(unknown)}")
+        return cls(**given)
 
 
 @dataclass
@@ -72,7 +78,16 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
     runner = check_executor(o.executor, o.address, o.jobs, say=say)
     if o.bench is not None or o.norms is not None:
         suite = adhoc_run_suite(o.bench, o.norms, o.bench_flags, suite, o.resume)
-    plan = plan_run(suite, o.results, resume=o.resume, shard=o.shard, only=o.only, say=say, pages=o.pages)
+    plan = plan_run(
+        suite,
+        o.results,
+        resume=o.resume,
+        shard=o.shard,
+        only=o.only,
+        say=say,
+        pages=o.pages,
+        threads=o.threads,
+    )
     if o.dry_run:
         return RunResult(plan)
     resumed = plan.resumed.run_id if plan.resumed else None  # its finished cases: this machine's pace
@@ -81,7 +96,6 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
             store, outcome, remaining = execute_plan(
                 plan,
                 o.results,
-                threads=o.threads,
                 processes=processes,
                 executor=runner,
                 progress=lambda todo, done: progress(todo, done, case_history(o.results, also=resumed)),
