@@ -29,9 +29,7 @@ class ABAnswer:
     text: str  # for stdout, as is
     notes: list[str]  # for stderr, after the text
     exit_code: int
-    error: Exception | None = (
-        None  # why --markdown or the result could not be written: exit 2, after the text
-    )
+    error: Exception | None = None  # --markdown or the result not written: said after the text, exit 2
 
 
 def render(result: ABResult, fmt: str, *, everything: bool = False) -> str:

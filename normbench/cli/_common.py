@@ -7,6 +7,7 @@ import functools
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -48,6 +49,22 @@ def results_option(help: str = RESULTS_HELP):
 def runs_argument(help: str = "Run ids, or 'latest' (default)."):
     """The RUNS argument of a command that reads stored runs (several ids combine shards)."""
     return typer.Argument(help=help, show_default=False, autocompletion=complete_runs)
+
+
+# Options more than one command declares, each declared once.
+Threads = Annotated[
+    int | None,
+    typer.Option(
+        help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1, max=1024
+    ),
+]
+Only = Annotated[
+    list[str] | None,
+    typer.Option("--only", help="Only the cases whose label contains PATTERN (globs allowed); repeatable."),
+]
+Markdown = Annotated[
+    Path | None, typer.Option("--markdown", help="Also write the pull-request comment (as --format md) here.")
+]
 
 
 def _results_value(value: Path) -> Path:

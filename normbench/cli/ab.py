@@ -16,6 +16,9 @@ from normbench.ab.options import DEFAULT_PROCESSES, FORMATS, ABOptions
 from normbench.ab.service import gate
 from normbench.cli._common import (
     RESULTS_DIR,
+    Markdown,
+    Only,
+    Threads,
     cli_errors,
     complete_git_refs,
     emit,
@@ -51,9 +54,7 @@ def command(
         float,
         typer.Option(help="The change that counts; a case is + beyond it times the case's A/A spread."),
     ] = DEFAULT_FACTOR,
-    threads: Annotated[
-        int | None, typer.Option(min=1, help="torch CPU threads (default: the suite's, else torch's).")
-    ] = None,
+    threads: Threads = None,
     base_python: Annotated[
         str | None,
         typer.Option(
@@ -61,9 +62,7 @@ def command(
             help="Another interpreter (a venv with another torch) as the base: alternating processes, ABBA.",
         ),
     ] = None,
-    only: Annotated[
-        list[str] | None, typer.Option("--only", help="Only cases whose label matches (glob or substring).")
-    ] = None,
+    only: Only = None,
     deterministic: Annotated[
         bool,
         typer.Option(
@@ -95,13 +94,7 @@ def command(
             "--format", "-f", help="Tables (github, plain), a pull-request comment (md) or one JSON object."
         ),
     ] = "github",
-    markdown: Annotated[
-        Path | None,
-        typer.Option(
-            "--markdown",
-            help="Also write the markdown (a pull-request comment, as --format md) here.",
-        ),
-    ] = None,
+    markdown: Markdown = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
     opts = ABOptions(
@@ -120,14 +113,15 @@ def command(
         markdown=markdown,
     )
 
-    def say(line: str) -> None:
-        err.print(line, markup=False)
-
-    answer = gate(base, suite, opts, say)
+    answer = gate(base, suite, opts, _say)
     emit(answer.text)
     for line in answer.notes:
-        say(line)
+        _say(line)
     if answer.error is not None:
         raise answer.error
     if answer.exit_code:
         raise typer.Exit(answer.exit_code)
+
+
+def _say(line: str) -> None:
+    err.print(line, markup=False)

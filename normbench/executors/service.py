@@ -4,7 +4,7 @@ run one session of them (execute_plan) between signal guards. The command parses
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from normbench.executors.processes import check_processes
@@ -16,8 +16,6 @@ from normbench.results.store import RunStore
 from normbench.runner import RunOutcome, SignalsBetweenGuards
 from normbench.suite.adhoc import adhoc_run_suite
 from normbench.timing.pages import check_pages
-
-NOT_OPTIONS = {"suite"}  # run's argument, passed to `run` beside the options
 
 
 @dataclass
@@ -45,13 +43,9 @@ class RunOptions:
 
     @classmethod
     def of(cls, params: dict, **parsed) -> RunOptions:
-        """From a command's parameters by name (typer's ctx.params), those it parsed further overriding.
-        A parameter that is no field is an error, never dropped: a renamed flag would be ignored silently."""
-        given = {k: v for k, v in {**params, **parsed}.items() if k not in NOT_OPTIONS}
-        unknown = sorted(given.keys() - {f.name for f in fields(cls)})
-        if unknown:
-            raise TypeError(f"RunOptions has no field for the command's {', '.join(unknown)}")
-        return cls(**given)
+        """From a command's parameters by name (typer's ctx.params; the suite apart), those it parsed further
+        overriding. A parameter without a field is a TypeError, never dropped: a renamed flag is not lost."""
+        return cls(**{k: v for k, v in {**params, **parsed}.items() if k != "suite"})
 
 
 @dataclass

@@ -192,16 +192,7 @@ def execute_plan(
 
 
 def run_session(
-    store,
-    cases,
-    done: set[str],
-    now: str,
-    executor,
-    progress,
-    quiet: bool,
-    say: Say,
-    processes: int = 1,
-    pages: str | None = None,
+    store, cases, done: set[str], now: str, executor, progress, quiet: bool, say: Say, processes=1, pages=None
 ):
     """Run the cases not yet done as one session recorded in the manifest: (outcome, cases left). The
     record says the plan's page state (its timing processes start in it) and the threads torch runs."""

@@ -1,6 +1,6 @@
 """What `normbench compare` is asked, checked when the options are made, before any run is read: the gate's
 own options (CompareOptions: what decides a change) and the command's (CompareRunsOptions: the runs'
-folder, the output format, what to show). Light: the command's --help imports it."""
+folder, the output format, what to show). Light: the command imports it at start-up."""
 
 from __future__ import annotations
 
@@ -30,37 +30,23 @@ class CompareOptions:
     def __post_init__(self) -> None:
         check_number(self.factor, "--factor", above=1.0)
         check_number(self.alpha, "--alpha", above=0.0, below=1.0)
+        if self.deterministic_only and self.absolute:
+            raise NormbenchError("--deterministic-only gates no time: drop --absolute")
 
 
 @dataclass
 class CompareRunsOptions:
-    """The command's options: where the runs are, how the answer is shown, and the gate's (`gate`). The
-    format, then every number, is checked when the options are made."""
+    """The command's options: where the runs are, how the answer is shown, and the gate's own (`gate`)."""
 
     results: Path
     fmt: str = "github"
-    factor: float = DEFAULT_FACTOR
-    alpha: float = 0.002
-    allow_env: set[str] = field(default_factory=set)
-    allow_load: bool = False
-    absolute: bool = False
+    gate: CompareOptions = field(default_factory=CompareOptions)
     only_changed: bool = False
     allow_incomparable: bool = False
     baseline: bool = False  # the base is the new run's saved baseline
     baselines: Path | None = None
     any_machine: bool = False
-    deterministic_only: bool = False  # gate no timing metric: what holds across CI jobs
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
             raise NormbenchError(f"--format {self.fmt!r}: one of {', '.join(FORMATS)}")
-        self.gate = CompareOptions(
-            factor=self.factor,
-            alpha=self.alpha,
-            allow_env=self.allow_env,
-            allow_load=self.allow_load,
-            absolute=self.absolute,
-            deterministic_only=self.deterministic_only,
-        )
-        if self.deterministic_only and self.absolute:
-            raise NormbenchError("--deterministic-only gates no time: drop --absolute")

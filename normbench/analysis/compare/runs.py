@@ -63,7 +63,7 @@ def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, sa
     rows, fmt, allowed = result.rows, opts.fmt, opts.allow_incomparable
     verdict = verdict_line(result, allow_incomparable=allowed)
     code = exit_code(result, allow_incomparable=allowed)
-    title = f"{base_name} -> {new_name} (factor {opts.factor}, alpha {opts.alpha})"
+    title = f"{base_name} -> {new_name} (factor {opts.gate.factor}, alpha {opts.gate.alpha})"
     notes = []
     markdown = render_compare_comment(rows, verdict, code, title, result.notes)
     if fmt == "csv":  # the records alone on stdout; the verdict and noise notes on stderr
@@ -81,8 +81,8 @@ def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, sa
             undetectable=result.undetectable,
             base=base_name.split(","),
             new=new_name.split(","),
-            factor=opts.factor,
-            alpha=opts.alpha,
+            factor=opts.gate.factor,
+            alpha=opts.gate.alpha,
             summary=summary_line(rows),
             notes=result.notes,
         )
