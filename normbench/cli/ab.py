@@ -112,7 +112,6 @@ def command(
         bisect=bisect,
         markdown=markdown,
     )
-
     answer = gate(base, suite, opts, _say)
     emit(answer.text)
     for line in answer.notes:
