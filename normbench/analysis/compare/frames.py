@@ -1,11 +1,7 @@
 """Two runs' rows compared, asv-style, per bench compare metric: cases matched by case_id (or, for metrics
-pooled over seeds, by their parameters without the seed), each marked
-
-    +  worse and significant      -  better and significant     ~  beyond the factor, not significant
-    =  compared: unchanged        !  status regressed (ok -> failed/diverged/stuck)
-    x  not comparable (the note says why)
-
-Every case of either run is accounted for; how each kind of metric is judged: docs/methodology.md."""
+pooled over seeds, by their parameters without the seed), each marked + - ~ = ! or x (core/verdicts.py's
+COMPARE_MARKS; docs/ci.md, "Marks"). Every case of either run is accounted for; how each kind of metric is
+judged: docs/methodology.md."""
 
 from __future__ import annotations
 
