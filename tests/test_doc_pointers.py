@@ -12,13 +12,7 @@ DOCS = REPO / "docs"
 POINTER = re.compile(r"(?:docs/)?([\w-]+)\.md(?:,\s*|\s+\(?|\s*\()\"([^\"={}]{2,80})\"")
 LINK = re.compile(r"\]\((?:(?:docs/)?([\w-]+)\.md)?#([\w-]+)\)")
 # Files whose docstrings are being rewritten elsewhere: the heading each should point to once they are.
-PENDING = {
-    "normbench/ab/gate.py": 'docs/ci.md, "normbench ab"',
-    "normbench/ab/sides.py": 'docs/ci.md, "normbench ab"',
-    "normbench/analysis/compare/__init__.py": 'docs/methodology.md, "Comparing runs"',
-    "normbench/analysis/compare/round_sets.py": 'docs/methodology.md, "Comparing runs"',
-    "normbench/analysis/compare/comparability.py": 'docs/ci.md, "Which differences make a case not comparable"',
-}
+PENDING: dict[str, str] = {}
 
 
 def headings(doc: str) -> list[str]:
