@@ -12,7 +12,7 @@ PACKAGE = REPO / "normbench"
 # Used through a registry, not by name: the decorator puts the definition where the CLI or the runner finds it.
 REGISTERING = {"register_norm", "register_bench", "register_plot", "claim", "impl", "callback", "command"}
 # Used from outside the repository: the public API users import, and nothing else belongs here.
-ALLOWED = {}
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def _words(text: str) -> Counter:
