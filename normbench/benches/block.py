@@ -58,7 +58,7 @@ class Block(TimingBench):
         rows = []
         with torch.inference_mode():
             y = fn(x)
-            ref = reference_block(x, linear, norm, built, p)
+            ref = exact_block(x, linear, norm, built, p)
             if ref is not None:  # a norm without a float64 reference gets no error row (the report says so)
                 err = float((y.double() - ref).abs().max())
                 floor = torch.finfo(dtype).eps * float(ref.abs().max()) / 4
@@ -170,16 +170,16 @@ def folded_fn(linear, norm, built, eps: float):
     return lambda x: F.linear(x, w, b)
 
 
-def reference_block(x, linear, norm, built, p):
-    """The unfolded block in float64: x W^T + b, then the norm's float64 reference at inference (the block
+def exact_block(x, linear, norm, built, p):
+    """The unfolded block in float64: x W^T + b, then the norm's float64 `exact` at inference (the block
     implementation's semantics); None for a norm without a reference."""
     h = x.double() @ linear.weight.double().T + linear.bias.double()
     if norm is None:
         return h
-    if norm.reference is None:
+    if norm.exact is None:
         return None
     params = [t.detach().double() for t in built.params]
-    return norm.reference(norm.block_impl, h, params, built, eps=p["eps"])
+    return norm.exact(norm.block_impl, h, params, built, eps=p["eps"])
 
 
 def check_fold(x, y_folded, ref, unfolded, floor: float) -> list[dict]:

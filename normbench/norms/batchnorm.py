@@ -14,7 +14,7 @@ impl `official` (norms/_batchnorm_official.py). The other implementations keep a
 
 from __future__ import annotations
 
-from normbench.norms._batchnorm_official import official_module_class, official_reference
+from normbench.norms._batchnorm_official import official_exact, official_module_class
 from normbench.norms._variants import compiled_built
 from normbench.norms.closed_form import Closed, Formula
 from normbench.norms.registry import Built, Norm, impl, register_norm
@@ -160,13 +160,13 @@ class BatchNorm(Norm):
         b = s * (bias - bn.running_mean.double()) + bn.bias.detach().double()
         return w, b
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 BatchNorm from its definition: per-channel mean and biased variance over the tokens
         (train), or the module's running statistics (eval)."""
         import torch
 
         if impl == "official":
-            return official_reference(x, params, built.module, eps)
+            return official_exact(x, params, built.module, eps)
         w, b = params
         if TRAINING[impl]:
             n = x.shape[0]

@@ -68,7 +68,7 @@ class DynamicTanh(Norm):
             self.name, None, "row", jacobian_sigma_max, "max_i |γ_i α|(1−tanh²(αx_i))", input_statistics=False
         )
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 DyT from its definition."""
         import torch
 

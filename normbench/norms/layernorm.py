@@ -116,7 +116,7 @@ class LayerNorm(Norm):
             "d≥3: max|γ|/√(var+ε) (exact for constant |γ|); d=2: ε·rms(γ)/(var+ε)^1.5; d=1: 0",
         )
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 LayerNorm from its definition: sums over the row, divided by d (not torch's kernels)."""
         import torch
 

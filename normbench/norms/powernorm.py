@@ -45,9 +45,9 @@ from __future__ import annotations
 from functools import cache
 
 from normbench.norms._powernorm_official import (
+    official_exact,
+    official_exact_grads,
     official_module_class,
-    official_reference,
-    official_reference_grads,
 )
 from normbench.norms.closed_form import Formula, diagonal_affine
 from normbench.norms.registry import Built, Norm, impl, register_norm
@@ -188,21 +188,21 @@ class PowerNorm(Norm):
     def eager_impl(self, impl):
         return impl
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 Y = γ ⊙ X/√(ψ² + ε) + β with the ψ² the next call starts from (ψ_{t−1} in train)."""
         import torch
 
         if impl in OFFICIAL:
-            return official_reference(x, params, built.module, eps)
+            return official_exact(x, params, built.module, eps)
         w, b = params
         psi2 = built.module.running_phi.detach().double()
         return x / torch.sqrt(psi2 + eps) * w + b
 
-    def reference_grads(self, impl, x, dy, params, built, *, eps):
+    def exact_grads(self, impl, x, dy, params, built, *, eps):
         """Train: the approximate backward in float64, from the state the next call starts from (ψ_{t−1},
-        ν_{t−1}); eval: None (autograd of the reference is exact there)."""
+        ν_{t−1}); eval: None (autograd of `exact` is right there)."""
         if impl in OFFICIAL:
-            return official_reference_grads(x, dy, params, built.module, eps)
+            return official_exact_grads(x, dy, params, built.module, eps)
         if impl != "train":
             return None
         import torch
