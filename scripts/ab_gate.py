@@ -11,7 +11,7 @@ In a temporary clone of this checkout it makes four commits on top of the workin
 --all-cases times every case of the unchanged commit too (not only the norms whose code changed); --busy N keeps
 N cores busy meanwhile (N Python processes spinning at normal priority; --busy alone: 1). Prints one line per ab
 run: exit code, the cases marked + and ?, the second look, the A/A spreads, wall time, load. --save DIR keeps
-each run's JSON (per-process ratios: scripts/ab_rescore.py re-scores them); --time-quick times one
+each run's JSON (per-process ratios: scripts/experiments/ab_rescore.py re-scores them); --time-quick times one
 `normbench run quick` before the series (the wall-time yardstick).
 
     python scripts/ab_gate.py [--repeats 10] [--processes 5] [--busy [N]] [--all-cases] [--suite quick]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from normbench.benches import all_benches
+from normbench.results.schema import declare_columns
 from normbench.results.store import RunStore
-from normbench.suite.columns import every_kind_columns
 
 
 def create_store(results_dir, manifest: dict) -> RunStore:
-    return RunStore.create(results_dir, manifest, columns=every_kind_columns())
+    return RunStore.create(results_dir, manifest, columns=declare_columns(all_benches().values()))

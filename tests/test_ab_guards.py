@@ -223,7 +223,7 @@ def test_the_verdict_is_printed_before_the_result_is_stored(cli, repo, monkeypat
     def full_disk(folder, stem, result):
         raise NormbenchError(f"cannot store the result in {folder}: No space left on device")
 
-    monkeypatch.setattr("normbench.ab.run.store_exclusive", full_disk)
+    monkeypatch.setattr("normbench.ab.service.store_exclusive", full_disk)
     monkeypatch.chdir(repo)
     args = ["ab", "HEAD~1", "plain.toml", "-k", "1", "--threads", "1", "--all-cases", "--no-deterministic"]
     done = cli(*args, "--format", "json", "--results", repo.parent / "results")

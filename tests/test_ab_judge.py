@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from normbench.ab.gate import ABOptions, ABResult, case_spread, exit_code, judge
+from normbench.ab.gate import ABResult, case_spread, exit_code, judge
+from normbench.ab.options import ABOptions
 from normbench.core.case import Case
 
 
@@ -25,12 +26,7 @@ def _runs(ab: dict, aa: dict, jitter: float = 0.01, k: int = 5):
             if isinstance(r, str):
                 recs[f"c{i}"] = {"case_id": f"c{i}", "error": r, "unavailable": r.startswith("Unavailable")}
             else:
-                stats = {s: r * wobble[j] for s in ("paired", "min", "p20")}
-                recs[f"c{i}"] = {
-                    "case_id": f"c{i}",
-                    "ab": stats,
-                    "aa": {s: aa[i] * wobble[-1 - j] for s in stats},
-                }
+                recs[f"c{i}"] = {"case_id": f"c{i}", "ab": r * wobble[j], "aa": aa[i] * wobble[-1 - j]}
         runs.append(("both", recs))
     return runs
 

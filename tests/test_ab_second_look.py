@@ -10,11 +10,11 @@ from normbench.ab.comment import MARKER, render_comment
 from normbench.ab.gate import (
     SAME_CODE,
     ABCase,
-    ABOptions,
     ABResult,
     case_spread,
     judge_with_second_look,
 )
+from normbench.ab.options import ABOptions
 from normbench.ab.report import render_text, verdict_line
 from normbench.core.case import Case
 from normbench.core.comment import COMMENT_CHARS, ROW_CHARS
@@ -26,10 +26,7 @@ OUTLIER_AA = [1.02, 1.01, 2.16, 0.98, 1.01]
 
 def _records(ratios: dict[str, float]) -> dict:
     """One process's records: head/base ratio r, and an A/A of the same size the other way (1 / r)."""
-    return {
-        cid: {"case_id": cid, "ab": {s: r for s in ("paired", "min", "p20")}, "aa": {"paired": 1 / r}}
-        for cid, r in ratios.items()
-    }
+    return {cid: {"case_id": cid, "ab": r, "aa": 1 / r} for cid, r in ratios.items()}
 
 
 def test_one_outlier_process_does_not_widen_the_spread():

@@ -51,7 +51,7 @@ def test_every_problem_at_once_named_by_flag(cli, tmp_path):
     assert lines[:5] == [
         "<command line>: --tokns: not a parameter of bench kind 'latency' (did you mean '--tokens'?); it takes "
         "tokens, d, dtype, mode, device, cache, cuda_graph, input, eps, samples, warmup_calls, min_sample_s, "
-        "min_run_s, seed, placements, layout, copy_probe, reference, pairing, accuracy_rows, memory, stat, preset",
+        "min_run_s, seed, placements, copy_probe, reference, pairing, accuracy_rows, memory, stat, preset",
         "<command line>: --norms: unknown norm 'rmsnrm'; one of batchnorm, dyt, identity, layernorm, powernorm, "
         "rmsnorm (did you mean 'rmsnorm'?)",
         "<command line>: --d: 'x' is not an integer",

@@ -37,7 +37,8 @@ def test_identical_deterministic_rows_compare_across_hostname_and_load(tmp_path)
 
 def test_a_last_bit_difference_on_another_instruction_set_is_equal(tmp_path):
     """An Intel runner with AMX puts a training loss one fp32 ulp away: within the tolerance, `=`."""
-    from normbench.analysis.compare.frames import CompareOptions, compare_frames
+    from normbench.analysis.compare.frames import compare_frames
+    from normbench.analysis.compare.options import CompareOptions
 
     intel = {**ENV, "cpu": "Intel Xeon", "cpu_flags": ["amx_tile", "avx2", "avx512f"]}
     base = store_run(tmp_path, "base").read()

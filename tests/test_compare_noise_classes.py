@@ -9,7 +9,8 @@ import random
 
 import pandas as pd
 
-from normbench.analysis.compare.frames import CompareOptions, compare_frames
+from normbench.analysis.compare.frames import compare_frames
+from normbench.analysis.compare.options import CompareOptions
 
 ENV = {"cpu": "X", "cpu_count": 2, "torch": "2.13.0", "torch_threads": 1, "python": "3.11"}
 

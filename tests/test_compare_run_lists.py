@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from _compare_support import ENV, store_run
 
-from normbench.analysis.compare import CompareRunsOptions, compare_runs
+from normbench.analysis.compare.options import CompareRunsOptions
+from normbench.analysis.compare.runs import compare_runs
 from normbench.core.errors import NormbenchError
 
 LATENCY = {"i0": 1e-4, "i1": 2e-4}

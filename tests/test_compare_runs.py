@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from _compare_support import store_run
 
-from normbench.analysis.compare import CompareRunsOptions, compare_runs
+from normbench.analysis.compare.options import CompareOptions, CompareRunsOptions
+from normbench.analysis.compare.runs import compare_runs
 from normbench.core.errors import NormbenchError
 from normbench.results import baselines
 from normbench.results.store import RunStore
@@ -40,8 +41,10 @@ def test_the_baseline_is_named_before_the_runs_are_read(tmp_path):
     assert said and said[0].startswith("baseline: 20260101-base (machine ")
 
 
-def test_the_format_is_checked_first_then_the_numbers():
+def test_the_options_check_themselves_when_made():
     with pytest.raises(NormbenchError, match="--format 'tsv'"):
-        CompareRunsOptions(".", fmt="tsv", factor=float("nan"))
+        CompareRunsOptions(".", fmt="tsv")
     with pytest.raises(NormbenchError, match="--factor nan"):
-        CompareRunsOptions(".", factor=float("nan"))
+        CompareOptions(factor=float("nan"))
+    with pytest.raises(NormbenchError, match="--deterministic-only gates no time"):
+        CompareOptions(deterministic_only=True, absolute=True)

@@ -39,7 +39,7 @@ def test_generated_text_is_identical_under_other_pythons(version):
 def test_a_changed_generator_is_refused(monkeypatch):
     monkeypatch.setattr(textgen, "SEED", textgen.SEED + 1)
     monkeypatch.setattr(textgen.paragraphs, "__defaults__", (textgen.SEED, textgen.PARAGRAPHS))
-    with pytest.raises(CorpusError, match=r"^the generated corpus has SHA-256 .* expected 5831d3a0"):
+    with pytest.raises(CorpusError, match=r"^the generated text corpus has SHA-256 .* expected 5831d3a0"):
         corpus.generated_parts()
 
 

@@ -49,8 +49,8 @@ def test_batch_norms_in_the_encoder_see_only_real_source_tokens(norm, impl, plac
 def test_the_bench_allows_batch_norms_in_the_encoder_but_not_with_subln():
     from normbench.benches import get_bench
 
-    bench = get_bench("stability")
-    p = {k: v.default for k, v in bench.params.items()} | {"model": "encdec", "placement": "pre"}
+    bench = get_bench("encdec")
+    p = {k: v.default for k, v in bench.params.items()} | {"placement": "pre"}
     assert bench.check_case(p, "batchnorm", "official") == []
     assert bench.check_case(p | {"max_tokens": 256}, "powernorm", "official") == []
     assert bench.check_case(p | {"placement": "subln"}, "batchnorm", None)[0][0] == "placement"
@@ -58,7 +58,7 @@ def test_the_bench_allows_batch_norms_in_the_encoder_but_not_with_subln():
 
 
 def test_pairs_batch_under_a_token_budget_in_length_order():
-    from normbench.benches._stability.encdec_training import pair_batches
+    from normbench.benches._encdec.training import pair_batches
     from normbench.data.seq2seq_pairs import generate_pairs
 
     data = generate_pairs("translate", 32, 4, 16, 1234)

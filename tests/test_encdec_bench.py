@@ -1,4 +1,4 @@
-"""The stability bench's model = "encdec": a 2L-2L copy task learns, each side's diagnostics are stored, bad input is one line at its key, and resume and report work on its runs."""
+"""The encdec bench: a 2L-2L copy task learns, each side's diagnostics are stored, bad input is one line at its key, and resume and report work on its runs."""
 
 import pyarrow.parquet as pq
 import pytest
@@ -10,7 +10,6 @@ from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
 
 TINY = {
-    "model": "encdec",
     "task": "copy",
     "task_words": 8,
     "min_len": 2,
@@ -38,11 +37,13 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-def suite(norms='["layernorm"]', name="t", **params) -> str:
+def suite(norms='["layernorm"]', name="t", kind="encdec", **params) -> str:
     """A one-bench suite of tiny encoder-decoder runs; params override TINY (None removes a key)."""
     merged = {k: v for k, v in {**TINY, **params}.items() if v is not None}
     lines = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in merged.items())
-    return f'name = "{name}"\nthreads = 1\n[[bench]]\nkind = "stability"\nnorms = {norms}\n[bench.params]\n{lines}'
+    return (
+        f'name = "{name}"\nthreads = 1\n[[bench]]\nkind = "{kind}"\nnorms = {norms}\n[bench.params]\n{lines}'
+    )
 
 
 def run(text: str):
@@ -93,23 +94,31 @@ def test_each_side_is_measured_and_the_data_identified():
     }
 
 
-def test_case_ids_name_the_model_and_the_task():
-    (lm,) = expand(parse_suite(suite(model=None, task=None, task_words=None, min_len=None, max_len=None)))
+def test_case_ids_name_the_model_and_the_task_and_the_old_spelling_is_an_alias():
+    (lm,) = expand(
+        parse_suite(suite(kind="stability", task=None, task_words=None, min_len=None, max_len=None))
+    )
     (copy,) = expand(parse_suite(suite()))
     (rev,) = expand(parse_suite(suite(task="reverse")))
     assert len({lm.case_id, copy.case_id, rev.case_id}) == 3
-    assert "model" not in lm.label or "model=lm" in lm.label
+    assert "model" not in lm.label and "model" not in copy.label
+    # as written before it was its own kind (core/renames.py): the same case, the same id
+    (old,) = expand(parse_suite(suite(kind="stability", model="encdec")))
+    assert (old.kind, old.case_id, old.params) == ("encdec", copy.case_id, copy.params)
+    (lm_old,) = expand(
+        parse_suite(
+            suite(kind="stability", model="lm", task=None, task_words=None, min_len=None, max_len=None)
+        )
+    )
+    assert lm_old.case_id == lm.case_id
 
 
 @pytest.mark.parametrize(
     "params, where",
     [
-        (
-            {"model": None},
-            'bench[0].params.task: task is an encoder-decoder setting; it needs model = "encdec"',
-        ),
-        ({"objective": "masked"}, 'bench[0].params.objective: objective is a model = "lm" setting'),
-        ({"data": "markov"}, 'bench[0].params.data: data is a model = "lm" setting'),
+        ({"kind": "stability"}, "bench[0].params.task: unknown parameter for this bench kind"),
+        ({"objective": "masked"}, "bench[0].params.objective: unknown parameter for this bench kind"),
+        ({"data": "markov"}, "bench[0].params.data: unknown parameter for this bench kind"),
         ({"min_len": 7}, "bench[0].params.min_len: 7 is above max_len = 6"),
         ({"task": "rot13"}, "bench[0].params.task: 'rot13' is not one of"),
         ({"heads": 3}, "bench[0].params.heads: 3 heads do not divide d=16"),
@@ -119,6 +128,17 @@ def test_bad_input_is_one_line_at_its_key(params, where):
     with pytest.raises(SuiteError) as info:
         parse_suite(suite(**params))
     assert where in str(info.value)
+
+
+def test_sweeping_the_old_model_key_names_the_new_kind():
+    text = suite(kind="stability").replace(
+        "[bench.params]", '[bench.sweep]\nmodel = ["lm", "encdec"]\n[bench.params]'
+    )
+    with pytest.raises(SuiteError) as info:
+        parse_suite(text)
+    assert 'bench[0].sweep.model: model = "encdec" is bench kind "encdec" now: one table of each kind' in str(
+        info.value
+    )
 
 
 def test_batch_statistics_norms_go_in_the_encoder_but_not_with_subln():

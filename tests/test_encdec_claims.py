@@ -13,14 +13,13 @@ SEEDS = range(3)
 
 
 def case_rows(
-    placement, init, depth, seed, *, loss=1.0, warmup=0, status=None, unigram=3.4, model="encdec", **kw
+    placement, init, depth, seed, *, loss=1.0, warmup=0, status=None, unigram=3.4, kind="encdec", **kw
 ):
-    """The rows of one stability case that the encoder-decoder claims read. kw: steps, lr, optimizer, train,
+    """The rows of one encdec case that the encoder-decoder claims read. kw: steps, lr, optimizer, train,
     judge, enc_depth, dec_depth, update (ΔF_ed at step 1), enc (ΔF_e), gains ({site: value}), ln ({step:
     (enc, dec)} largest ‖x‖/√d), grads ((enc, dec) at step 1), alpha ((alpha_e, alpha_d))."""
     steps = kw.get("steps", 300)
     params = {
-        "model": model,
         "placement": placement,
         "init": init,
         "warmup": warmup,
@@ -37,7 +36,7 @@ def case_rows(
         "train": kw.get("train", "all"),
     }
     status = status or ("stuck" if loss >= unigram - 0.1 else "ok")
-    base = {"bench": "stability", "norm": "layernorm", "impl": "module", "status": status}
+    base = {"bench": kind, "norm": "layernorm", "impl": "module", "status": status}
     base |= {"case_id": json.dumps(params, sort_keys=True), "params": json.dumps(params), **params}
     rows = [
         {"metric": "final_loss", "value": loss},
@@ -151,9 +150,7 @@ def test_deepnorm_flat_and_postln_growing_pass_and_a_growing_deepnorm_fails():
     growing = update_runs("deepnorm", "deepnorm", {6: 1.0, 12: 1.4, 24: 1.9, 48: 2.5})
     assert verdict("encdec_update_deepnorm_nearly_constant", frame(post, growing))[0] == "FAIL"
     # the same numbers stored as decoder-only runs are not encoder-decoder evidence, and the reverse
-    as_lm = frame(
-        [{**r, "model": "lm", "params": r["params"].replace('"encdec"', '"lm"')} for r in post + flat]
-    )
+    as_lm = frame([{**r, "bench": "stability"} for r in post + flat])
     assert verdict("encdec_update_deepnorm_nearly_constant", as_lm)[0] == "NO DATA"
     assert verdict("update_deepnorm_nearly_constant", frame(post, flat))[0] == "NO DATA"
 

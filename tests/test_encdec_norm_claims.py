@@ -16,8 +16,11 @@ PN = "powernorm:official"
 
 def encdec_run(norm, seed, loss):
     rows = training_run(norm, seed, loss, objective="causal", batching="windows")
-    params = json.loads(rows[0]["params"]) | {"model": "encdec", "enc_depth": 0, "dec_depth": 0}
-    return [{**r, **params, "params": json.dumps(params), "case_id": r["case_id"] + "encdec"} for r in rows]
+    params = json.loads(rows[0]["params"]) | {"enc_depth": 0, "dec_depth": 0}
+    return [
+        {**r, **params, "bench": "encdec", "params": json.dumps(params), "case_id": r["case_id"] + "encdec"}
+        for r in rows
+    ]
 
 
 def verdict(name, df):

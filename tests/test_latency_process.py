@@ -136,13 +136,13 @@ def test_reference_is_computed_once_per_key_and_gives_the_same_errors(monkeypatc
     from normbench.benches._latency import accuracy as _accuracy
 
     calls = []
-    real = _accuracy.reference_outputs
+    real = _accuracy.exact_outputs
 
     def counted(*args, **kwargs):
         calls.append(args[1])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_accuracy, "reference_outputs", counted)
+    monkeypatch.setattr(_accuracy, "exact_outputs", counted)
     ctx = RunContext(threads=1)
     shared = {}
     for impl in ("functional", "composite", "module"):

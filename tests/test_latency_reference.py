@@ -40,7 +40,7 @@ def test_layernorm_reference_matches_numpy():
     x = _x()
     a = x.numpy()
     expected = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + EPS) * w.numpy() + b.numpy()
-    got = norm.reference("module", x, [w, b], built, eps=EPS).numpy()
+    got = norm.exact("module", x, [w, b], built, eps=EPS).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
@@ -48,7 +48,7 @@ def test_layernorm_reference_closed_form_unit_affine():
     """gamma = 1, beta = 0: each row has mean 0 and variance v / (v + eps) exactly."""
     norm = get_norm("layernorm")
     x = _x(4, 64)
-    y = norm.reference(
+    y = norm.exact(
         "module",
         x,
         [torch.ones(64, dtype=torch.float64), torch.zeros(64, dtype=torch.float64)],
@@ -66,7 +66,7 @@ def test_rmsnorm_reference_matches_numpy():
     x = _x()
     a = x.numpy()
     expected = a / np.sqrt(np.mean(a**2, axis=1, keepdims=True) + EPS) * w.numpy()
-    np.testing.assert_allclose(norm.reference("module", x, [w], built, eps=EPS).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(norm.exact("module", x, [w], built, eps=EPS).numpy(), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("impl", ["train", "eval", "train_compiled", "eval_compiled"])
@@ -80,7 +80,7 @@ def test_batchnorm_reference_matches_numpy(impl):
     else:
         mean, var = built.module.running_mean.numpy(), built.module.running_var.numpy()
     expected = (a - mean) / np.sqrt(var + EPS) * w.numpy() + b.numpy()
-    np.testing.assert_allclose(norm.reference(impl, x, [w, b], built, eps=EPS).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(norm.exact(impl, x, [w, b], built, eps=EPS).numpy(), expected, rtol=1e-12)
 
 
 def test_dyt_reference_matches_numpy():
@@ -89,7 +89,7 @@ def test_dyt_reference_matches_numpy():
     x = _x()
     expected = w.numpy() * np.tanh(alpha.numpy() * x.numpy()) + b.numpy()
     np.testing.assert_allclose(
-        norm.reference("module", x, [alpha, w, b], built, eps=EPS).numpy(), expected, rtol=1e-12
+        norm.exact("module", x, [alpha, w, b], built, eps=EPS).numpy(), expected, rtol=1e-12
     )
 
 
@@ -110,7 +110,7 @@ def test_reference_gradients_match_finite_differences(name, impl):
     x = _x(4, 5).requires_grad_(True)
     params = [p.clone().requires_grad_(True) for p in params]
     assert torch.autograd.gradcheck(
-        lambda x, *ps: norm.reference(impl, x, list(ps), built, eps=EPS), (x, *params)
+        lambda x, *ps: norm.exact(impl, x, list(ps), built, eps=EPS), (x, *params)
     )
 
 
@@ -136,6 +136,6 @@ def test_eager_implementations_agree_with_reference_in_float64(name):
         built = norm.build(impl, 16, eps=EPS, dtype=torch.float64, device="cpu")
         with torch.no_grad():
             y = built.fn(x)
-        ref = norm.reference(impl, x, [p.detach() for p in built.params], built, eps=EPS)
+        ref = norm.exact(impl, x, [p.detach() for p in built.params], built, eps=EPS)
         tol = 1e-5 if impl == "composite" else 1e-10
         torch.testing.assert_close(y, ref, rtol=tol, atol=tol, msg=f"{name}:{impl}")

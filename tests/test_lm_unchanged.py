@@ -13,7 +13,7 @@ from normbench.suite.load import load_suite, parse_suite
 
 ROOT = Path(__file__).parent.parent
 GOLDEN = ROOT / "tests" / "golden"
-# written by the code before `model = "encdec"` existed: the stability and init case ids of every shipped suite
+# written by the code before the encoder-decoder existed: the stability and init case ids of every shipped suite
 IDS = json.loads((GOLDEN / "lm_case_ids.json").read_text())
 VALUES = json.loads((GOLDEN / "lm_stability_values.json").read_text())
 # the runner's clock and load readings: not results of the case
@@ -25,8 +25,7 @@ def test_every_stored_lm_case_keeps_its_id(name):
     cases = [
         c for c in expand(load_suite(ROOT / "suites" / f"{name}.toml")) if c.kind in ("stability", "init")
     ]
-    lm = {c.case_id for c in cases if c.params.get("model", "lm") == "lm"}
-    assert lm == set(IDS[name])
+    assert {c.case_id for c in cases} == set(IDS[name])
 
 
 def test_fixed_seed_lm_rows_are_the_values_stored_before():

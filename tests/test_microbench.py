@@ -16,7 +16,7 @@ SHAPE = (256, 512)  # tokens x hidden: big enough to be kernel-bound, small enou
 
 def _planted_slowdown() -> int:
     """NORMBENCH_BENCH_SLOWDOWN=k makes every benchmark call its target k times: the planted regression that
-    scripts/bench_gate.py checks `make bench-compare` catches. Unset (1) in every ordinary run."""
+    scripts/experiments/bench_gate.py checks `make bench-compare` catches. Unset (1) in every ordinary run."""
     text = os.environ.get("NORMBENCH_BENCH_SLOWDOWN", "1")
     if not text.isdigit() or int(text) < 1:
         raise pytest.UsageError(f"NORMBENCH_BENCH_SLOWDOWN={text!r}: a whole number >= 1")

@@ -1,6 +1,6 @@
 """The declared norm protocol: registration refuses inconsistent declarations, every built-in norm declares
-what the benches read (and `list norms` shows it), and a norm without a float64 reference gets no accuracy
-rows with the latency report saying so."""
+what the benches read (and `list norms` shows it), a norm without a float64 `exact` gets no accuracy rows
+with the latency report saying so, and an old plugin's `reference` / `reference_grads` still count (warned)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_defaults_follow_what_the_norm_has(registered):
     norm = registry.get_norm("t_plain")
     assert norm.module_impl is None and norm.gain_name is None and norm.block_impl is None
     assert norm.capabilities() == dict.fromkeys(
-        ("reference", "jacobian", "module", "fold", "mixes_tokens"), False
+        ("exact", "jacobian", "module", "fold", "mixes_tokens"), False
     )
     assert norm.eager_impl("copy") == "copy"
 
@@ -66,7 +66,7 @@ def test_builtin_capabilities():
     caps = {name: n.capabilities() for name, n in registry.all_norms().items()}
     assert caps["batchnorm"] == dict.fromkeys(caps["batchnorm"], True)
     assert caps["layernorm"] == {
-        "reference": True,
+        "exact": True,
         "jacobian": True,
         "module": True,
         "fold": False,
@@ -108,6 +108,43 @@ def test_a_norm_without_reference_is_named_in_the_latency_report(registered, tmp
     tables = Latency().report(store.read(), ReportOptions(machine="test"))
     notes = " ".join(n for t in tables for n in t.notes)
     assert "No float64 reference, so no accuracy rows (the norm declares none): t_noref:copy." in notes
+
+
+def test_an_old_plugin_reference_is_its_exact_with_a_warning(registered):
+    def old_reference(self, impl, x, params, built, *, eps):
+        return x * 1.0
+
+    def old_grads(self, impl, x, dy, params, built, *, eps):
+        return {"dx": dy * 1.0}
+
+    with pytest.warns(DeprecationWarning) as caught:
+        cls = register_norm(_copy_norm("t_oldref", reference=old_reference, reference_grads=old_grads))
+    registered.append("t_oldref")
+    said = [str(w.message) for w in caught]  # in the order of OLD_NAMES
+    assert len(said) == 2 and all("2027-06-01" in m for m in said)
+    assert "`reference` is now called `exact`" in said[0] and "`reference_grads`" in said[1]
+    assert cls.exact is old_reference and cls.exact_grads is old_grads
+    norm = registry.get_norm("t_oldref")
+    assert norm.capabilities()["exact"]
+    m, rows, status, error = run("latency", "t_oldref", "copy", tokens=8, d=8)
+    assert status == "ok", error
+    assert [r for r in rows if r["metric"] == "err_abs"]  # the old formula is used, not silently dropped
+
+
+def test_the_new_name_wins_over_an_inherited_old_one(registered, recwarn):
+    def new_exact(self, impl, x, params, built, *, eps):
+        return x * 1.0
+
+    old = _copy_norm("t_oldbase", reference=lambda self, impl, x, params, built, *, eps: x)
+    with pytest.warns(DeprecationWarning):
+        register_norm(old)
+    registered.append("t_oldbase")
+    child = type("Tchild", (old,), {"name": "t_newchild", "exact": new_exact})
+    recwarn.clear()
+    register_norm(child)
+    registered.append("t_newchild")
+    assert child.exact is new_exact
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
 
 
 def test_a_norm_without_closed_form_is_measured_against_the_bounds(registered, tmp_path):

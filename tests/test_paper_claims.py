@@ -427,15 +427,16 @@ def test_shipped_suites_name_only_known_claims_and_pool_enough_seeds():
     from normbench.suite.load import load_suite
 
     suite = load_suite(Path(__file__).parent.parent / "suites" / "paper.toml")
-    assert set(suite.claims) <= set(all_claims()) and len(suite.claims) == 23 + 10  # + the encoder-decoder's
+    # + the encoder-decoder's 10, + DeepNet Lemma 4.1's reported line
+    assert set(suite.claims) <= set(all_claims()) and len(suite.claims) == 23 + 10 + 1
     seeds = {}
     for c in expand(suite):
         if (
-            c.kind in ("init", "stability")
+            c.kind in ("init", "stability", "encdec")
             and c.params.get("steps", 300) > 1
             and c.params.get("lr", 1e-3) == 1e-3
         ):
-            model = c.params.get("model", "lm")
+            model = "encdec" if c.kind == "encdec" else "lm"
             key = (
                 c.kind,
                 c.params["placement"],

@@ -56,10 +56,10 @@ def test_official_steps_match_the_authors_equations_across_the_warmup():
     for step in range(6):  # t = 1..3 batch statistics, 4..6 the running ψ²
         x = (2.0 + step) * torch.randn(n, c, generator=gen, dtype=F64) + 0.5
         dy = torch.randn(n, c, generator=gen, dtype=F64)
-        expected_ref = get_norm("powernorm").reference(
+        expected_ref = get_norm("powernorm").exact(
             "official", x, [m.weight.detach(), m.bias.detach()], built, eps=EPS
         )
-        want_grads = get_norm("powernorm").reference_grads(
+        want_grads = get_norm("powernorm").exact_grads(
             "official", x, dy, [m.weight.detach(), m.bias.detach()], built, eps=EPS
         )
         xg = x.clone().requires_grad_(True)

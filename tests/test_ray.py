@@ -50,12 +50,11 @@ norms = ["layernorm"]
 every = 3
 eval_batches = 2
 [[bench]]
-kind = "stability"
+kind = "encdec"
 norms = ["layernorm"]
 [bench.sweep]
 placement = ["post", "deepnorm"]
 [bench.params]
-model = "encdec"
 init = "deepnorm"
 task = "copy"
 task_words = 8

@@ -36,7 +36,7 @@ def softsign(tmp_path_factory):
 
 def test_declares_what_it_has(softsign):
     caps = softsign.capabilities()
-    assert caps == {"reference": True, "jacobian": True, "module": True, "fold": False, "mixes_tokens": False}
+    assert caps == {"exact": True, "jacobian": True, "module": True, "fold": False, "mixes_tokens": False}
 
 
 def test_latency_case_has_accuracy_rows(softsign):

@@ -8,8 +8,7 @@ from __future__ import annotations
 import math
 
 from normbench.benches import RunContext
-from normbench.benches._lm.training import TrainResult
-from normbench.benches.stability import blow_up_step, status_of
+from normbench.benches._lm.trained import TrainResult, blow_up_step, status_of
 from normbench.runner import run_one
 from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite

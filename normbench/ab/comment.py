@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections import Counter
 
 from normbench.ab.gate import SAME_CODE, ABCase, ABResult, exit_code
-from normbench.ab.report import MARKS, deterministic_words, timed_count, verdict_line
+from normbench.ab.report import deterministic_words, timed_count, verdict_line
 from normbench.core.comment import callout, details, fit, table
+from normbench.core.verdicts import AB_MARKS
 
 MARKER = "<!-- normbench-ab -->"  # the sticky comment's tag: a workflow finds and updates its own comment
 TITLE = {0: "pass", 1: "regression", 3: "inconclusive"}
@@ -72,7 +73,7 @@ def _headline(result: ABResult, code: int) -> str:
 
 
 def _counts(result: ABResult, count: Counter, same: int) -> str:
-    rows = [[f"`{m}` {MARKS[m]}", count[m]] for m in "+?x-" if count[m] or m in "+?"]
+    rows = [[f"`{m}` {AB_MARKS[m]}", count[m]] for m in "+?x-" if count[m] or m in "+?"]
     rows.append([f"`=` within ×{result.factor:g}", count["="] - same])
     if same:  # set apart: cases whose norm code did not change were not timed at all
         rows.append(["`=` not timed: the same norm code at base and head", same])

@@ -1,7 +1,7 @@
 """`normbench ab`: base against head in one job. Every latency and block case is timed impl@base vs
 impl@head in paired, shuffled rounds in k fresh processes, beside an A/A of head against a second build of
 itself; the A/A's spread S bounds the ratio, and the mark (+ - = ? x) is an equivalence test against
---factor. The marks, and why both sides share one process: docs/methodology.md, "Notes from the code"."""
+--factor (core/verdicts.py). The marks, and why both sides share one process: docs/ci.md, "normbench ab"."""
 
 from __future__ import annotations
 
@@ -12,35 +12,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import median
 
-from normbench.ab.timing import STATS
+from normbench.ab.options import ABOptions
 from normbench.benches import get_bench
 from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
+from normbench.core.verdicts import INCONCLUSIVE, PASS, REGRESSION
 from normbench.timing.fresh import run_fresh
-
-
-@dataclass
-class ABOptions:
-    factor: float = 1.1
-    processes: int = 5
-    stat: str = "paired"  # which of ab/timing.py's STATS decides
-    threads: int | None = None
-    base_python: str | None = None  # another interpreter for the base side: alternating processes
-    # Each case's rounds in ab: 20 rounds of 1 ms samples (the suite's own samples and floors are for a
-    # stored run's answer; ab repeats the case in k processes instead, and must fit a CI budget)
-    rounds: int = 20
-    min_sample_s: float = 1e-3
-    # The second look: cases still ? after k processes are timed in k more (those cases only), once; each
-    # is then judged on its 2k processes. Bounded: at most 2k processes time any case.
-    second_look: bool = True
-
-
-def timing_params(params: dict, opts: ABOptions) -> dict:
-    """A case's parameters with ab's rounds and sample length."""
-    out = {**params, "samples": opts.rounds, "min_sample_s": opts.min_sample_s}
-    if "min_run_s" in out:
-        out["min_run_s"] = 0.0
-    return out
 
 
 @dataclass
@@ -88,9 +65,11 @@ def timed_cases(cases: list[Case]) -> list[Case]:
     return [c for c in cases if get_bench(c.kind).times_sides]
 
 
-def run_workers(cases, *, root: Path, tree: Path | None, opts: ABOptions, say: Callable[[str], None]):
+def run_workers(
+    cases, *, root: Path, tree: Path | None, opts: ABOptions, pages: str | None, say: Callable[[str], None]
+):
     """[(side, records by case id)] for each process, one after another (never two timing at once), each a
-    fresh process of timing/fresh.py."""
+    fresh process of timing/fresh.py in the page state `pages` (ab/worker.py applies it before torch)."""
     plan_cases = [
         {"case_id": c.case_id, "kind": c.kind, "norm": c.norm, "impl": c.impl, "params": c.params}
         for c in cases
@@ -103,6 +82,7 @@ def run_workers(cases, *, root: Path, tree: Path | None, opts: ABOptions, say: C
             "tree": str(tree) if tree else None,
             "seed": 1000 + i,
             "threads": opts.threads,
+            "pages": pages,
             "cases": plan_cases,
         }
         say(
@@ -206,9 +186,8 @@ def _per_process(case_id: str, runs, opts: ABOptions):
         if all(r.get("unavailable") for r in records):  # on both sides, in every process
             return {}, [], ("=", "unavailable on both sides: " + errors[0])
         return {}, [], ("x", errors[0])
-    if not opts.base_python:
-        values = {s: [r["ab"][s] for r in records] for s in STATS}
-        return values, [r["aa"][opts.stat] for r in records], None
+    if not opts.base_python:  # each process: the median of its per-round ratios (ab/timing.py)
+        return {opts.stat: [r["ab"] for r in records]}, [r["aa"] for r in records], None
     # --base-python: process pairs (head, base) of each ABBA round; A/A = neighbours of the same side
     mins = [(side, r[case_id]["head_min_s"]) for side, r in runs]
     rounds = [mins[i : i + 2] for i in range(0, len(mins), 2)]
@@ -231,19 +210,8 @@ def _side_times(case_id: str, runs, opts: ABOptions) -> tuple[float, float]:
 
 def exit_code(result: ABResult) -> int:
     marks = {c.mark for c in result.cases}
-    if "+" in marks or result.deterministic_exit == 1:
-        return 1
-    if marks & {"?", "x"} or result.deterministic_exit == 3 or not result.cases:
-        return 3
-    return 0
-
-
-def finite(value):
-    """JSON holds numbers: NaN and infinities become null (Python's json writes tokens no parser reads)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(v) for v in value]
-    return value
+    if "+" in marks or result.deterministic_exit == REGRESSION:
+        return REGRESSION
+    if marks & {"?", "x"} or result.deterministic_exit == INCONCLUSIVE or not result.cases:
+        return INCONCLUSIVE
+    return PASS

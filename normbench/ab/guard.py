@@ -6,7 +6,6 @@ blocks before the command exits 128 + the signal."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -15,8 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from normbench.ab.gate import ABResult, finite
+from normbench.ab.gate import ABResult
 from normbench.core.errors import NormbenchError, printable
+from normbench.core.jsondata import json_text
 from normbench.results.paths import check_not_in_a_run, check_results_dir
 from normbench.runner import StopAfterCase, StopNow
 from normbench.timing.fresh import worker_env
@@ -49,7 +49,7 @@ def ab_folder(results: Path) -> Path:
 def store_exclusive(folder: Path, stem: str, result: ABResult) -> Path:
     """The result as `<stem>.json`, or `<stem>-2.json`, ...: created exclusively, never replacing another
     job's result (two jobs of one base finishing in the same second keep both)."""
-    text = json.dumps(finite(result.to_json()), indent=1, default=str)
+    text = json_text(result.to_json(), indent=1, default=str)
     for n in range(1, 10_000):
         path = folder / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
         try:

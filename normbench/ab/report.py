@@ -4,13 +4,12 @@ JSON with counts and per-case ratios (numbers, null for what was not measured)."
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 
-from normbench.ab.gate import SAME_CODE, ABResult, exit_code, finite
+from normbench.ab.gate import SAME_CODE, ABResult, exit_code
+from normbench.core.jsondata import json_text
 
-MARKS = {"+": "slower", "-": "faster", "=": "unchanged", "?": "inconclusive", "x": "not compared"}
 ORDER = {"+": 0, "?": 1, "x": 2, "-": 3, "=": 4}
 
 
@@ -115,13 +114,13 @@ def render_text(result: ABResult, fmt: str, *, everything: bool = False) -> str:
 
 
 def render_json(result: ABResult) -> str:
-    data = finite(result.to_json())
+    data = result.to_json()
     data.update(
         verdict=verdict_line(result),
         exit_code=exit_code(result),
         counts=dict(Counter(c.mark for c in result.cases)),
     )
-    return json.dumps(data, indent=1) + "\n"
+    return json_text(data, indent=1) + "\n"
 
 
 def _header(result: ABResult) -> str:

@@ -1,9 +1,8 @@
 """What `normbench ab BASE [SUITE]` does below its options: the suite's cases, the base commit in a
-temporary worktree, k worker processes timing base against head (ab/gate.py), the suite's deterministic
-benches run once at base and once at head and compared by value (as `compare` does), and the result stored
-as JSON under the results folder (`<results>/.ab/<time>-<commit>.json`, a folder name no run id can take).
-The environment, the results folder and --base-python are checked before the worktree is made; a signal ends
-the children and removes the worktree (ab/guard.py)."""
+temporary worktree, k worker processes timing base against head (ab/gate.py), and the suite's deterministic
+benches run once at base and once at head and compared by value (as `compare` does). --base-python is
+checked before the worktree is made; a signal ends the children and removes the worktree (ab/guard.py).
+Threads and the page state are resolved as `run` resolves them, and reach every worker."""
 
 from __future__ import annotations
 
@@ -13,21 +12,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
 
 from normbench.ab.gate import (
     SAME_CODE,
     ABCase,
-    ABOptions,
     ABResult,
-    finite,
     judge_with_second_look,
     run_workers,
     spread_summary,
     timed_cases,
 )
-from normbench.ab.guard import ab_folder, check_python, stop_on_signal, store_exclusive
+from normbench.ab.guard import check_python, stop_on_signal
+from normbench.ab.options import ABOptions
 from normbench.ab.sides import (
     ABUnsupported,
     base_worktree,
@@ -38,46 +36,35 @@ from normbench.ab.sides import (
     load_base_norms,
     repo_root,
 )
+from normbench.analysis.compare.options import CompareOptions
 from normbench.analysis.rows import describe_case, shown_params, varying_params
 from normbench.benches import get_bench
 from normbench.core.children import die_with_parent
 from normbench.core.errors import NormbenchError
+from normbench.core.jsondata import finite_or_none
 from normbench.results.store import RunStore
 from normbench.suite.catalog import resolve
 from normbench.suite.expand import expand, select
 from normbench.suite.load import load_suite
 from normbench.timing.fresh import worker_env
-from normbench.timing.pages import check_pages
+from normbench.timing.pages import chosen_state
 
 
-def run_ab(
-    base: str,
-    suite_name: str,
-    opts: ABOptions,
-    *,
-    results: Path,
-    only: list[str] | None = None,
-    deterministic: bool = True,
-    all_cases: bool = False,
-    say: Callable[[str], None] = print,
-    show: Callable[[ABResult], None] = lambda result: None,
-) -> ABResult:
-    """all_cases: time every latency and block case, also those whose norms' code is the same at both.
-    show(result) prints the verdict before the result is stored (a store that fails loses nothing)."""
+def run_ab(base: str, suite_name: str, opts: ABOptions, *, say: Callable[[str], None] = print) -> ABResult:
+    """The suite's cases at base against head, as `opts` asks (--all-cases: also those whose norms' code is
+    the same at both). The caller checks the results folder first and stores the result."""
     start = time.perf_counter()
-    check_pages(None)  # NORMBENCH_PAGES: every worker reads it
-    folder = ab_folder(results)  # writable, and in no stored run, before any work
     root = repo_root(Path.cwd())
     check_head(root)
     suite_path = resolve(suite_name)
     suite = load_suite(suite_path)
-    cases = select(expand(suite), only)
+    cases = select(expand(suite), opts.only)
     timed = timed_cases(cases)
-    if not timed and not deterministic:
+    if not timed and not opts.deterministic:
         raise NormbenchError(f"suite {suite.name!r} has no latency or block case to time")
-    opts.threads = opts.threads or suite.threads
-    if opts.base_python:
-        opts.stat = "min"  # separate processes: only the fastest samples pair up (noise only adds time)
+    # resolved as `run` resolves them: the option, else the suite's (pages: NORMBENCH_PAGES first)
+    opts = replace(opts, threads=opts.threads or suite.threads)
+    pages = chosen_state(None, suite=suite.pages)
     labels = _labels(timed)
     if opts.base_python:
         check_python(opts.base_python)
@@ -92,22 +79,30 @@ def run_ab(
                     f"{exc}; time the two sides in alternating processes with --base-python"
                 ) from exc
         records, det_exit = ([], 0)
-        if deterministic:  # first: its two runs go side by side, and must not overlap the timing processes
+        if (
+            opts.deterministic
+        ):  # first: its two runs go side by side, and must not overlap the timing processes
             records, det_exit = _deterministic(suite_path, cases, tree, opts, say)
-        same = [] if all_cases or opts.base_python else unchanged_cases(timed, changed_norms(root, tree))
+        same = [] if opts.all_cases or opts.base_python else unchanged_cases(timed, changed_norms(root, tree))
         if same:
             say(
                 f"{len(same)} of {len(timed)} cases run the same norm code at base and head: not timed (--all-cases)"
             )
         to_time = [c for c in timed if c not in same]
         where = None if opts.base_python else tree
-        progress = _progress(say, start, opts.processes)
-        runs = run_workers(to_time, root=root, tree=where, opts=opts, say=progress) if to_time else []
+
+        def time_them(cases, say_first: str = ""):
+            if say_first:
+                say(say_first)
+            progress = _progress(say, start, opts.processes)
+            return run_workers(cases, root=root, tree=where, opts=opts, pages=pages, say=progress)
+
+        runs = time_them(to_time) if to_time else []
 
         def retime(unsure):
-            say(f"second look: {len(unsure)} inconclusive cases timed in {opts.processes} more processes")
-            return run_workers(
-                unsure, root=root, tree=where, opts=opts, say=_progress(say, start, opts.processes)
+            return time_them(
+                unsure,
+                f"second look: {len(unsure)} inconclusive cases timed in {opts.processes} more processes",
             )
 
         rows, looked = judge_with_second_look(to_time, labels, runs, opts, retime)
@@ -115,7 +110,7 @@ def run_ab(
     rows += [ABCase(c.case_id, c.kind, labels[c.case_id], mark="=", note=SAME_CODE) for c in same]
     for row, c in zip(rows, to_time + same, strict=True):
         row.name, row.params = _short(c)
-    result = ABResult(
+    return ABResult(
         base=base,
         base_commit=commit,
         head=_head_name(root),
@@ -131,9 +126,6 @@ def run_ab(
         deterministic=records,
         deterministic_exit=det_exit,
     )
-    show(result)
-    store_exclusive(folder, f"{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{commit[:8]}", result)
-    return result
 
 
 def _progress(say: Callable[[str], None], start: float, total: int) -> Callable[[str], None]:
@@ -182,7 +174,7 @@ def _head_name(root: Path) -> str:
 
 def _deterministic(suite_path: Path, cases, tree: Path, opts: ABOptions, say) -> tuple[list[dict], int]:
     """The suite's other benches run at base and at head, compared by value: (compare's records, exit)."""
-    from normbench.analysis.compare.frames import CompareOptions, compare_frames
+    from normbench.analysis.compare.frames import compare_frames
     from normbench.analysis.compare.verdict import comparison_records, exit_code
 
     kinds = sorted({c.kind for c in cases if not get_bench(c.kind).times_sides})
@@ -207,7 +199,7 @@ def _deterministic(suite_path: Path, cases, tree: Path, opts: ABOptions, say) ->
             n.manifest.get("env", {}),
             CompareOptions(factor=opts.factor),
         )
-        return finite(comparison_records(result.rows).to_dict("records")), exit_code(result)
+        return finite_or_none(comparison_records(result.rows).to_dict("records")), exit_code(result)
 
 
 def _run_sides(started: dict, suite_path: Path, only: list[str], tree: Path, opts: ABOptions, tmp: str):

@@ -2,7 +2,7 @@
 tree's run loads) imported beside the working tree's, under another module name, so that impl@base and
 impl@head are timed by the same harness, on the same tensors, in the same rounds.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/ci.md, "normbench ab"."""
 
 from __future__ import annotations
 

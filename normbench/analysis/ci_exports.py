@@ -2,8 +2,8 @@
 gab (github-action-benchmark, `tool: customSmallerIsBetter`) and bmf (Bencher Metric Format). One benchmark
 per ok case with timing rows, named by its bench, norm:impl and the parameters that differ from the bench's
 defaults; its value the median time per call in nanoseconds, and its paired ratio to its reference (a
-measure a runner's speed does not move). Fields and what is left out: docs/methodology.md, "Notes from the
-code"."""
+measure a runner's speed does not move). Fields and what is left out: docs/ci.md, "The GitHub Actions
+example"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Batch-statistics fluctuation (PowerNorm, Shen et al. 2020, §3): for each BatchNorm / PowerNorm layer of the
 stability runs, how far the batch's statistics sit from the running statistics during training.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Training stability"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 has several), with the case's parameters and every summary metric as a named numeric field. No display
 strings: the github/plain/md/latex tables are views of these numbers.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/suites-and-results.md, "Reading results: more"."""
 
 from __future__ import annotations
 

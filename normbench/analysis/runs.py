@@ -32,17 +32,17 @@ def bench_rows(frame: pd.DataFrame, bench) -> pd.DataFrame:
     return rows
 
 
-def stability_runs(frame: pd.DataFrame, model: str = "lm") -> pd.DataFrame:
-    """One row per stability case of one `model` ("lm": the decoder-only / masked LM, what every claim but
-    the encoder-decoder ones reads; "encdec"): every parameter of the case, its norm (`norm:impl` where the
+def stability_runs(frame: pd.DataFrame, kind: str = "stability") -> pd.DataFrame:
+    """One row per training run of one bench kind (stability: the decoder-only / masked LM, what every claim
+    but the encoder-decoder ones reads; encdec): every parameter of the case, its norm (`norm:impl` where the
     model ran a named implementation other than the norm's own module, e.g. powernorm:official), stored
     status and summary numbers (final loss, unigram loss, step-1 update, last-LN input norm / √d at the last
     diagnostic step, top block gradient at step 1)."""
     import pandas as pd
 
-    if "stability" not in set(frame["bench"].unique()):
+    if kind not in set(frame["bench"].unique()):
         return pd.DataFrame()
-    bench = get_bench("stability")
+    bench = get_bench(kind)
     rows = bench_rows(frame, bench)
     rows = rows[~rows["status"].isin(["failed", "skipped", "unavailable"])]
     if rows.empty:
@@ -53,11 +53,6 @@ def stability_runs(frame: pd.DataFrame, model: str = "lm") -> pd.DataFrame:
     if "objective" not in params:
         params["objective"] = "causal"
     params["objective"] = params["objective"].fillna("causal")
-    params["model"] = params["model"].fillna("lm") if "model" in params else "lm"  # runs stored before it
-    params = params[params["model"] == model]
-    if params.empty:
-        return pd.DataFrame()
-    rows = rows[rows["case_id"].isin(params["case_id"])]
     grads = rows[(rows["metric"] == "grad_norm") & (rows["step"] == 1) & (rows["site"] == "block")]
     top = grads[grads["layer"] == grads["depth"]].groupby("case_id")["value"].first().rename("top_grad1")
     out = bench.per_case(rows).merge(params, on="case_id").merge(top, on="case_id", how="left")
@@ -84,7 +79,7 @@ def config_keys(runs: pd.DataFrame) -> list[str]:
     keys = [
         c
         for c in runs.columns
-        if c in stability_param_names() and c not in NOT_A_CONFIG and runs[c].astype(str).nunique() > 1
+        if c in training_param_names() and c not in NOT_A_CONFIG and runs[c].astype(str).nunique() > 1
     ]
     order = ["placement", "objective", *_stability().key_order]
     keys.sort(key=lambda k: (k == "depth", order.index(k) if k in order else len(order), k))
@@ -97,6 +92,11 @@ def _stability():
 
 def stability_param_names() -> set[str]:
     return set(_stability().params)
+
+
+def training_param_names() -> set[str]:
+    """The parameters of the training benches (the LM's and the encoder-decoder's)."""
+    return stability_param_names() | set(get_bench("encdec").params)
 
 
 def norm_sort_key(name) -> tuple[int, str]:

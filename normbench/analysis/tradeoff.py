@@ -2,7 +2,7 @@
 the norm does to training (held-out loss, mean and 95% t-interval over seeds, status counts) next to what
 it costs at inference (the Linear + norm block's time from the same run, folded where the norm folds).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The block bench"."""
 
 from __future__ import annotations
 

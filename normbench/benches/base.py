@@ -1,7 +1,7 @@
 """What a bench kind is: its parameters (validated before anything runs), how it runs one case, and how
 its stored rows become report tables.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/extending.md, "Adding a bench kind"."""
 
 from __future__ import annotations
 
@@ -129,6 +129,19 @@ class Bench:
         """One row per case: the summary numbers claims about this kind read. Analysis asks for it through
         the registry (get_bench(kind).per_case) instead of importing the bench's module."""
         raise NotImplementedError(f"bench kind {self.kind!r} has no per-case summary")
+
+
+class TimingBench(Bench):
+    """A bench that times what it compares in paired rounds (latency, block): alone on its node under a
+    parallel executor, gated by `compare` on its paired ratios, which cancel the machine's speed (timing/
+    paired.py; the absolute time only with `compare --absolute`), and timed side by side by `normbench ab`."""
+
+    exclusive_node = True
+    compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
+    absolute_metrics = {"time": "lower"}
+    paired_metrics = ("time_vs_ref", "time_vs_copy")
+    compare_pool = ()
+    times_sides = True
 
 
 BENCHES: Registry[Bench] = Registry("bench kind", "normbench.benches")

@@ -8,7 +8,7 @@ from normbench.benches._block.names import BLOCKS, norm_of
 from normbench.benches._memory import peak_memory_row
 from normbench.benches._samples import case_timer, ratio_rows, sample_stat, timing_rows
 from normbench.benches._tensors import DTYPES, check_device, check_dtype, copy_step
-from normbench.benches.base import Bench, CaseResult, register_bench
+from normbench.benches.base import CaseResult, TimingBench, register_bench
 from normbench.benches.latency import STAT_PARAM
 from normbench.core.params import Param
 from normbench.norms import get_norm
@@ -18,20 +18,14 @@ from normbench.timing.paired import paired_ratios
 
 
 @register_bench
-class Block(Bench):
+class Block(TimingBench):
     kind = "block"
-    exclusive_node = True  # a timing bench: alone on its node under --executor ray
     description = (
         "inference time of Linear(d->d) + norm, BatchNorm folded into the Linear, or the Linear alone"
     )
     uses_norms = False
-    # compare: the block's time over the Linear's and over a copy of its input, paired round by round
-    # (timing/paired.py): the machine's speed cancels, so it compares at any load; the Linear alone, the
-    # reference, has its copy ratio; the absolute time only under `compare --absolute`
-    compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
-    absolute_metrics = {"time": "lower"}
-    paired_metrics = ("time_vs_ref", "time_vs_copy")
-    compare_pool = ()
+    # compare: the block's time over the Linear's and over a copy of its input; the Linear alone, the
+    # reference, has its copy ratio
     # tensor: the folded-vs-unfolded error row; method: how peak_mem was measured; timer: time rows;
     # reference: what time_vs_ref is a ratio to (the Linear alone); process: see benches/latency.py.
     labels = {"tensor": str, "method": str, "timer": str, "reference": str, "process": int}
@@ -64,7 +58,7 @@ class Block(Bench):
         rows = []
         with torch.inference_mode():
             y = fn(x)
-            ref = reference_block(x, linear, norm, built, p)
+            ref = exact_block(x, linear, norm, built, p)
             if ref is not None:  # a norm without a float64 reference gets no error row (the report says so)
                 err = float((y.double() - ref).abs().max())
                 floor = torch.finfo(dtype).eps * float(ref.abs().max()) / 4
@@ -101,8 +95,6 @@ class Block(Bench):
         for row in rows:
             row.setdefault("timer", samples.timer)
         return CaseResult(rows)
-
-    times_sides = True
 
     def case_norms(self, case):
         return set() if case.params["block"] == "linear" else {norm_of(case.params["block"])[0]}
@@ -178,16 +170,16 @@ def folded_fn(linear, norm, built, eps: float):
     return lambda x: F.linear(x, w, b)
 
 
-def reference_block(x, linear, norm, built, p):
-    """The unfolded block in float64: x W^T + b, then the norm's float64 reference at inference (the block
+def exact_block(x, linear, norm, built, p):
+    """The unfolded block in float64: x W^T + b, then the norm's float64 `exact` at inference (the block
     implementation's semantics); None for a norm without a reference."""
     h = x.double() @ linear.weight.double().T + linear.bias.double()
     if norm is None:
         return h
-    if norm.reference is None:
+    if norm.exact is None:
         return None
     params = [t.detach().double() for t in built.params]
-    return norm.reference(norm.block_impl, h, params, built, eps=p["eps"])
+    return norm.exact(norm.block_impl, h, params, built, eps=p["eps"])
 
 
 def check_fold(x, y_folded, ref, unfolded, floor: float) -> list[dict]:

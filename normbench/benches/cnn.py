@@ -1,7 +1,8 @@
 """The positive control for the BatchNorm-vs-LayerNorm question: a small CNN (models/cnn.py) trained on
 generated shape images (data/images.py), a bench in which BatchNorm can win as well as lose (Ba et al.
-2016, §6.7; Shen et al. 2020, Fig. 2). One case = one training run; the papers' findings and what a case
-stores: docs/methodology.md, "Notes from the code"."""
+2016, §6.7; Shen et al. 2020, Fig. 2); `model = "mlp"` trains the LN paper's permutation-invariant MLP
+(§6.6, models/mlp.py) on the same images instead. One case = one training run; the papers' findings and
+what a case stores: docs/methodology.md, "The CNN control"."""
 
 from __future__ import annotations
 
@@ -27,7 +28,21 @@ class CNN(Bench):
         return training_tolerance(params.get("steps") or 1)
 
     params = {
-        "width": Param(int, 8, minimum=1, help="channels of the first stage (×2, ×4 after)"),
+        "model": Param(
+            str,
+            "cnn",
+            choices=("cnn", "mlp"),
+            help="cnn: the small CNN; mlp: the LN paper's MLP (§6.6) on the flattened images",
+            hashed_at_default=False,  # added after cnn cases were stored: their ids stay
+        ),
+        "hidden": Param(
+            int,
+            1000,
+            minimum=1,
+            help="mlp: units per hidden layer (the paper's 1000)",
+            hashed_at_default=False,
+        ),
+        "width": Param(int, 8, minimum=1, help="cnn: channels of the first stage (×2, ×4 after)"),
         "batch": Param(int, 64, minimum=2, help="images per batch"),
         "steps": Param(int, 500, minimum=1, help="optimizer updates"),
         "lr": Param(float, 0.05, exclusive_minimum=0.0, help="peak learning rate"),

@@ -4,6 +4,7 @@ gradients before the first step. What is measured and how: docs/methodology.md, 
 
 from __future__ import annotations
 
+from normbench.benches._init.attention_probe import attention_rows
 from normbench.benches._init.scale_invariance import scale_grad_rows
 from normbench.benches._lm import MODEL_PARAMS, LMBench, data_rows, site_layer
 from normbench.benches.base import CaseResult, register_bench
@@ -44,7 +45,8 @@ class Init(LMBench):
         p = case.params
         model, data = self.model_and_data(case, ctx)
         scale_rows = scale_grad_rows(case.norm, case.impl, p["d"], p["eps"], p["seed"])
-        return CaseResult(init_rows(model, data, p) + data_rows(data) + scale_rows)
+        attention = attention_rows(model, data, p)  # DeepNet Lemma 4.1 (benches/_init/attention_probe.py)
+        return CaseResult(init_rows(model, data, p) + data_rows(data) + scale_rows + attention)
 
     def report(self, frame, opts):
         from normbench.benches._init.report import init_tables

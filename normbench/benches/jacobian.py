@@ -1,7 +1,7 @@
 """σ_max of a normalizer's Jacobian, measured (dense jacrev + SVD, or matrix-free Lanczos on JᵀJ) against
 its closed form and against Xiong et al.'s √d/‖x‖ (Lemma 3) and the centred √d/‖x − mean‖.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Jacobian bounds"."""
 
 from __future__ import annotations
 

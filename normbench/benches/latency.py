@@ -2,7 +2,7 @@
 torch.inference_mode, or forward+backward (gradients for the input and the parameters, reset before
 every call as an optimizer's zero_grad(set_to_none=True) would).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Latency in depth"."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ from normbench.benches._latency.round_set import COPY, peers_of, place, prepare,
 from normbench.benches._latency.sides import time_sides
 from normbench.benches._samples import case_timer
 from normbench.benches._tensors import DTYPES, check_device, check_dtype
-from normbench.benches.base import Bench, register_bench
+from normbench.benches.base import TimingBench, register_bench
 from normbench.core.params import Param
 from normbench.norms import SPEEDUP_REFERENCES, reference_problem
 from normbench.norms.inputs import INPUTS, make_input
 from normbench.timing import measure_interleaved
 from normbench.timing.cpu import DEFAULT_MIN_RUN_S
-from normbench.timing.layout import LAYOUTS, heap_shift
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
 MODES = ("fwd", "fwd+bwd")
@@ -37,18 +36,11 @@ PRESETS = ("full", "fast")
 
 
 @register_bench
-class Latency(Bench):
+class Latency(TimingBench):
     kind = "latency"
-    exclusive_node = True  # a timing bench: alone on its node under --executor ray
     description = (
         "time per call, GB/s, fraction of a copy, error vs fp64 and peak memory, per norm implementation"
     )
-    # compare gates the paired ratios: they cancel the machine's speed (analysis/compare/comparability.py);
-    # absolute time only with `compare --absolute`
-    compare_metrics = {"time_vs_ref": "lower", "time_vs_copy": "lower"}
-    absolute_metrics = {"time": "lower"}
-    paired_metrics = ("time_vs_ref", "time_vs_copy")
-    compare_pool = ()
     # tensor/eager: accuracy rows (_latency/accuracy.py); method: how peak_mem was measured; timer: time rows;
     # policy: the allocator policy the allocator_warm row names (benches/_latency/process.py).
     # pages: the process's page state behind huge_page_share (timing/pages.py).
@@ -106,13 +98,6 @@ class Latency(Bench):
             DEFAULT_PLACEMENTS,
             minimum=1,
             help="copies of the case's tensors its rounds cycle through (CPU): see benches/_latency/placement.py",
-        ),
-        "layout": Param(
-            str,
-            "fixed",
-            choices=LAYOUTS,
-            help="shift = a new heap layout for every round's temporaries (CPU): see timing/layout.py",
-            hashed_at_default=False,
         ),
         "copy_probe": Param(bool, True, help="also time identity.copy on the same tensor"),
         "reference": Param(
@@ -199,7 +184,6 @@ class Latency(Bench):
                 {m.label: m.steps for m in members},
                 rounds_for(p, k),
                 seed=seed,
-                relayout=heap_shift(p, seed),
             )
         speed = machine_speed_rows(canary_before, machine_speed_reading(p))
         shared = RoundSet(
@@ -237,8 +221,6 @@ class Latency(Bench):
         if own is not None:
             raise own
         return result
-
-    times_sides = True
 
     def time_sides(self, case, norms, seed):
         return time_sides(case, norms, seed, DTYPES)

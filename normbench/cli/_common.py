@@ -7,6 +7,7 @@ import functools
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -50,6 +51,22 @@ def runs_argument(help: str = "Run ids, or 'latest' (default)."):
     return typer.Argument(help=help, show_default=False, autocompletion=complete_runs)
 
 
+# Options more than one command declares, each declared once.
+Threads = Annotated[
+    int | None,
+    typer.Option(
+        help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1, max=1024
+    ),
+]
+Only = Annotated[
+    list[str] | None,
+    typer.Option("--only", help="Only the cases whose label contains PATTERN (globs allowed); repeatable."),
+]
+Markdown = Annotated[
+    Path | None, typer.Option("--markdown", help="Also write the pull-request comment (as --format md) here.")
+]
+
+
 def _results_value(value: Path) -> Path:
     """A blank NORMBENCH_RESULTS (click passes one of spaces on) is unset, as an empty one is."""
     return results_default() if value is None or not str(value).strip() else value
@@ -70,23 +87,6 @@ class ReportFormat(StrEnum):
     md = "md"
     latex = "latex"
     csv = "csv"
-    json = "json"
-
-
-class CompareFormat(StrEnum):
-    github = "github"
-    plain = "plain"
-    md = "md"
-    csv = "csv"
-    json = "json"
-
-
-class ABFormat(StrEnum):
-    """ab: its tables (github, plain, md) or one JSON object; no csv (its result is not one record each)."""
-
-    github = "github"
-    plain = "plain"
-    md = "md"
     json = "json"
 
 
@@ -244,3 +244,8 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 err = _console(stderr=True)
 out = _console()
+
+
+def say(text: str) -> None:
+    """A message line on stderr, printed as written (a bracket in it is never read as rich markup)."""
+    err.print(text, markup=False)

@@ -6,25 +6,29 @@ input. --format md: a pull-request comment. See docs/ci.md."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from normbench.ab.gate import ABOptions
+from normbench.ab.options import DEFAULT_PROCESSES, FORMATS, ABOptions
 from normbench.ab.service import gate
-from normbench.ab.timing import STATS
 from normbench.cli._common import (
     RESULTS_DIR,
-    ABFormat,
+    Markdown,
+    Only,
+    Threads,
     cli_errors,
     complete_git_refs,
+    emit,
     err,
-    out,
     results_option,
 )
-from normbench.core.errors import NormbenchError
+from normbench.core.verdicts import DEFAULT_FACTOR
 from normbench.suite.validate import MAX_PROCESSES
+
+ABFormat = StrEnum("ABFormat", {f: f for f in FORMATS})  # ab/options.py's list: its tables or one JSON object
 
 NAME = "ab"
 PANEL = "Results"
@@ -45,17 +49,12 @@ def command(
         typer.Option(
             "--processes", "-k", min=1, max=MAX_PROCESSES, help="Fresh processes (each times every case)."
         ),
-    ] = 5,
+    ] = DEFAULT_PROCESSES,
     factor: Annotated[
         float,
         typer.Option(help="The change that counts; a case is + beyond it times the case's A/A spread."),
-    ] = 1.1,
-    stat: Annotated[
-        str, typer.Option(help="Per-process statistic: paired (median of per-round ratios), min or p20.")
-    ] = "paired",
-    threads: Annotated[
-        int | None, typer.Option(min=1, help="torch CPU threads (default: the suite's, else torch's).")
-    ] = None,
+    ] = DEFAULT_FACTOR,
+    threads: Threads = None,
     base_python: Annotated[
         str | None,
         typer.Option(
@@ -63,9 +62,7 @@ def command(
             help="Another interpreter (a venv with another torch) as the base: alternating processes, ABBA.",
         ),
     ] = None,
-    only: Annotated[
-        list[str] | None, typer.Option("--only", help="Only cases whose label matches (glob or substring).")
-    ] = None,
+    only: Only = None,
     deterministic: Annotated[
         bool,
         typer.Option(
@@ -96,42 +93,34 @@ def command(
         typer.Option(
             "--format", "-f", help="Tables (github, plain), a pull-request comment (md) or one JSON object."
         ),
-    ] = ABFormat.github,
-    markdown: Annotated[
-        Path | None,
-        typer.Option(
-            "--markdown",
-            help="Also write the markdown (a pull-request comment, as --format md) here.",
-        ),
-    ] = None,
+    ] = "github",
+    markdown: Markdown = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
-    if stat not in STATS:
-        raise NormbenchError(f"--stat {stat!r}: one of {', '.join(STATS)}")
-    if not (factor > 1 and factor < float("inf")):
-        raise NormbenchError(f"--factor {factor!r}: a number above 1")
     opts = ABOptions(
         factor=factor,
         processes=processes,
-        stat=stat,
         threads=threads,
         base_python=base_python,
         second_look=second_look,
-    )
-    code = gate(
-        base,
-        suite,
-        opts,
-        results=results,
-        fmt=str(fmt),
-        everything=show_all,
-        markdown=markdown,
-        bisect=bisect,
-        emit=lambda text: out.print(text, markup=False, end=""),
-        say=lambda s: err.print(s, markup=False),
         only=only,
         deterministic=deterministic,
         all_cases=all_cases,
+        results=results,
+        fmt=str(fmt),
+        everything=show_all,
+        bisect=bisect,
+        markdown=markdown,
     )
-    if code:
-        raise typer.Exit(code)
+    answer = gate(base, suite, opts, _say)
+    emit(answer.text)
+    for line in answer.notes:
+        _say(line)
+    if answer.error is not None:
+        raise answer.error
+    if answer.exit_code:
+        raise typer.Exit(answer.exit_code)
+
+
+def _say(line: str) -> None:
+    err.print(line, markup=False)

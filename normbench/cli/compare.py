@@ -9,21 +9,26 @@ beyond --factor no test can judge at its sample size); --allow-incomparable turn
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from normbench.analysis.compare.options import FORMATS, CompareOptions, CompareRunsOptions
 from normbench.cli._common import (
     RESULTS_DIR,
-    CompareFormat,
+    Markdown,
     cli_errors,
     complete_runs,
     emit,
     err,
     results_option,
 )
+from normbench.core.verdicts import DEFAULT_FACTOR
 from normbench.results.outputs import output_file, write_output_text
+
+CompareFormat = StrEnum("CompareFormat", {f: f for f in FORMATS})  # analysis/compare/options.py's list
 
 NAME = "compare"
 PANEL = "Results"
@@ -68,7 +73,7 @@ def command(
     ] = False,
     factor: Annotated[
         float, typer.Option(help="Ratio of medians that counts as a change (a finite number > 1).")
-    ] = 1.1,
+    ] = DEFAULT_FACTOR,
     alpha: Annotated[
         float, typer.Option(help="Significance level of the Mann-Whitney U test (between 0 and 1).")
     ] = 0.002,
@@ -115,42 +120,40 @@ def command(
         CompareFormat,
         typer.Option("--format", "-f", help="github | plain | md | csv | json (csv/json: numeric records)"),
     ] = "github",
-    markdown: Annotated[
-        Path | None,
-        typer.Option(
-            "--markdown",
-            help="Also write the comparison as markdown (a pull-request comment or job summary) here.",
-        ),
-    ] = None,
+    markdown: Markdown = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
 ) -> None:
-    from normbench.analysis.compare import CompareRunsOptions, compare_runs
+    from normbench.analysis.compare.runs import compare_runs
 
     md_out = output_file(markdown, "--markdown") if markdown is not None else None  # before any work
 
-    def say(line: str) -> None:
-        err.print(line, markup=False)
-
-    opts = CompareRunsOptions(
-        results=results,
-        fmt=fmt,
+    gate = CompareOptions(
         factor=factor,
         alpha=alpha,
         allow_env=set(allow_env or []),
         allow_load=allow_load,
         absolute=absolute,
+        deterministic_only=deterministic_only,
+    )
+    opts = CompareRunsOptions(
+        results=results,
+        fmt=str(fmt),
+        gate=gate,
         only_changed=only_changed,
         allow_incomparable=allow_incomparable,
         baseline=baseline,
         baselines=baselines,
         any_machine=any_machine,
-        deterministic_only=deterministic_only,
     )
-    answer = compare_runs(base, new, opts, say)
+    answer = compare_runs(base, new, opts, _say)
     emit(answer.text)
     if md_out is not None:
         write_output_text(md_out, answer.markdown)
     for line in answer.notes:
-        say(line)
+        _say(line)
     if answer.exit_code:
         raise typer.Exit(answer.exit_code)
+
+
+def _say(line: str) -> None:
+    err.print(line, markup=False)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from normbench.analysis import ci_exports
-from normbench.cli._common import RESULTS_DIR, ExportFormat, cli_errors, complete_runs, err, results_option
+from normbench.cli._common import RESULTS_DIR, ExportFormat, cli_errors, err, results_option, runs_argument
 from normbench.core.errors import NormbenchError
 from normbench.core.jsondata import json_text
 from normbench.results.outputs import output_file, write_output
@@ -24,12 +24,7 @@ FORMATS = ("parquet", "csv", "jsonl", "gab", "bmf")
 
 @cli_errors
 def command(
-    runs: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Run ids, or 'latest' (default).", show_default=False, autocompletion=complete_runs
-        ),
-    ] = None,
+    runs: Annotated[list[str] | None, runs_argument()] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="The file to write ('-' = stdout).")] = ...,
     fmt: Annotated[
         ExportFormat | None,

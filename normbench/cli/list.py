@@ -96,7 +96,7 @@ def _origin(obj) -> str:
 
 
 CAPABILITY_MARKS = {
-    "reference": "ref",
+    "exact": "ref",
     "jacobian": "jac",
     "module": "mod",
     "fold": "fold",

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from normbench.analysis.plots import plot_run
-from normbench.cli._common import RESULTS_DIR, PlotFormat, cli_errors, complete_runs, out, results_option
+from normbench.cli._common import RESULTS_DIR, PlotFormat, cli_errors, out, results_option, runs_argument
 from normbench.results.env import machines_of
 from normbench.results.paths import check_output_dir
 from normbench.results.store import read_runs
@@ -20,12 +20,7 @@ PANEL = "Results"
 
 @cli_errors
 def command(
-    runs: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Run ids, or 'latest' (default).", show_default=False, autocompletion=complete_runs
-        ),
-    ] = None,
+    runs: Annotated[list[str] | None, runs_argument()] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--output", "-o", "--out", help="Output directory (default: results/<run>/plots)."),

@@ -17,10 +17,10 @@ from normbench.cli._common import (
     complete_benches,
     complete_norms,
     emit,
-    err,
     out,
     results_option,
     runs_argument,
+    say,
     terminal_width,
 )
 from normbench.results.outputs import output_file, write_output_text
@@ -68,7 +68,7 @@ def command(
             autocompletion=complete_norms,
         ),
     ] = None,
-    # its former name, kept working, hidden: "baseline" also names compare's base run and `normbench baseline`
+    # its former name, hidden, kept until 2027-06-01 (CHANGELOG): "baseline" also names compare's base run
     baseline: Annotated[str | None, typer.Option("--baseline", hidden=True)] = None,
     results: Annotated[Path, results_option()] = RESULTS_DIR,
     output: Annotated[
@@ -88,7 +88,7 @@ def command(
     request = ReportRequest(
         str(fmt), full, bench or [], table or [], columns, speedup_vs or baseline, plots, terminal_width()
     )
-    text = report_text(results, runs or ["latest"], request, target, say=_say)
+    text = report_text(results, runs or ["latest"], request, target, say=say)
     if target is not None and target.path is not None:  # a file, not `-o -` (stdout)
         write_output_text(target, text)
         out.print(f"wrote {output}", markup=False)
@@ -102,7 +102,3 @@ def _complete_tables(incomplete: str) -> list[str]:
     from normbench.analysis.terminal import TABLE_WORDS
 
     return [w for w in TABLE_WORDS if w.startswith(incomplete.lower())]
-
-
-def _say(text: str) -> None:
-    err.print(text, markup=False)

@@ -12,6 +12,8 @@ import typer
 from normbench.cli._bench_flags import META_KEY, BenchFlagsCommand
 from normbench.cli._common import (
     RESULTS_DIR,
+    Only,
+    Threads,
     choices,
     cli_errors,
     complete_benches,
@@ -83,18 +85,10 @@ def command(
     shard: Annotated[
         str | None, typer.Option(help="i/N: run the i-th of N deterministic slices (SLURM arrays, ...).")
     ] = None,
-    only: Annotated[
-        list[str] | None,
-        typer.Option(help="Run only cases whose label contains PATTERN (globs allowed); repeatable."),
-    ] = None,
+    only: Only = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the expanded cases and stop.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (for CI).")] = False,
-    threads: Annotated[
-        int | None,
-        typer.Option(
-            help="torch CPU threads (default: the suite's `threads`, else torch's choice).", min=1, max=1024
-        ),
-    ] = None,
+    threads: Threads = None,
     processes: Annotated[
         str | None,
         typer.Option(

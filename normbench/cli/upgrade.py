@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from normbench.cli._common import RESULTS_DIR, cli_errors, complete_runs, err, out, results_option
+from normbench.cli._common import RESULTS_DIR, cli_errors, out, results_option, runs_argument, say
 from normbench.core.errors import NormbenchError
 from normbench.results.lookup import open_run
 from normbench.results.upgrade import upgrade_run
@@ -23,12 +23,7 @@ PANEL = "Results"
 @cli_errors
 def command(
     runs: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Run ids, 'latest', 'latest:SUITE' or run folders (default: latest).",
-            show_default=False,
-            autocompletion=complete_runs,
-        ),
+        list[str] | None, runs_argument("Run ids, 'latest', 'latest:SUITE' or run folders (default: latest).")
     ] = None,
     baselines: Annotated[
         Path | None,
@@ -43,8 +38,4 @@ def command(
             raise NormbenchError(f"--baselines {baselines}: not a folder")
         stores += [open_run(m.parent, results) for m in sorted(baselines.glob("*/*/*/manifest.json"))]
     for store in stores:
-        out.print(upgrade_run(store, version_1_columns, dry_run=dry_run, say=_say), markup=False)
-
-
-def _say(text: str) -> None:
-    err.print(text, markup=False)
+        out.print(upgrade_run(store, version_1_columns, dry_run=dry_run, say=say), markup=False)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from normbench.core.renames import first_spellings
+from normbench.core.renames import first_spelling
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,10 @@ class Case:
 def case_id(
     kind: str, norm: str | None, impl: str | None, params: dict[str, Any], identity: dict | None = None
 ) -> str:
-    # a parameter renamed later is hashed under its first name (core/renames.py): ids never change
-    fields = {"kind": kind, "norm": norm, "impl": impl, "params": first_spellings(kind, params)}
+    # a parameter renamed, or a case moved to another kind, later is hashed as first spelled
+    # (core/renames.py): ids never change
+    first_kind, first_params = first_spelling(kind, params)
+    fields = {"kind": first_kind, "norm": norm, "impl": impl, "params": first_params}
     if identity:  # only when a bench adds something, so every other case keeps its id
         fields["identity"] = identity
     blob = json.dumps(fields, sort_keys=True)

@@ -2,7 +2,7 @@
 on import; third-party packages add theirs through entry points (the Python convention), and
 NORMBENCH_PLUGINS (comma-separated module names) adds modules for quick experiments and tests.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/extending.md, "Publishing a plugin"."""
 
 from __future__ import annotations
 

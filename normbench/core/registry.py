@@ -1,6 +1,6 @@
 """One registry for every pluggable thing: norms, bench kinds, claims and plots.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/architecture.md, "Four registries, one mechanism"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Settings from the environment and numbers from the command line, each by one rule.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/suites-and-results.md, "Results"."""
 
 from __future__ import annotations
 

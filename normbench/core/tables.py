@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from normbench.core.jsondata import json_text
+from normbench.core.jsondata import finite_or_none, json_text
 
 FORMATS = ("github", "plain", "latex", "csv", "json", "md")
 MACHINE_FORMATS = ("csv", "json")
@@ -139,12 +139,7 @@ def plain_records(frame: pd.DataFrame) -> list[dict]:
     """Rows as dicts of plain Python values: numbers as numbers, NaN and <NA> as None."""
 
     def plain(v):
-        if v is None or v is pd.NA or (isinstance(v, float) and not math.isfinite(v)):
-            return None
-        if hasattr(v, "item"):  # numpy scalars
-            v = v.item()
-            return None if isinstance(v, float) and not math.isfinite(v) else v
-        return v
+        return None if v is pd.NA else finite_or_none(v.item() if hasattr(v, "item") else v)
 
     return [{k: plain(v) for k, v in row.items()} for row in frame.astype(object).to_dict("records")]
 

@@ -1,6 +1,6 @@
 """Byte-level corpora for the training benches, each identified by the SHA-256 of its exact bytes.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The corpus"."""
 
 from __future__ import annotations
 
@@ -11,23 +11,40 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from normbench.data import textgen
+from normbench.data import codegen, textgen
 from normbench.data.token_data import CorpusError, TokenData, entropy_nats
 
 HELD_OUT_EVERY = 10  # part i (paragraph or file) is held out when i % 10 == 9
 # SHA-256 of b"".join(textgen.paragraphs()): a change to textgen.py must change this line, on purpose.
 TEXT_SHA256 = "5831d3a0eaf681461e85aaac50661607e4a316bbadec9c6a3d966d45881436b1"
+# SHA-256 of b"".join(codegen.modules()): the generated code corpus, pinned the same way.
+CODE_SHA256 = "9607973c21cc5b008f509c53655beb13ff10c833ec1d0bbcd11817be1ca7c541"
+PINNED = {"text": TEXT_SHA256, "code": CODE_SHA256}  # the generated corpora: the same bytes everywhere
 
 
 def generated_parts() -> tuple[list[bytes], dict]:
-    parts = textgen.paragraphs()
-    digest = hashlib.sha256(b"".join(parts)).hexdigest()
-    if digest != TEXT_SHA256:
-        raise CorpusError(
-            f"the generated corpus has SHA-256 {digest[:16]}…, expected {TEXT_SHA256[:16]}… "
-            "(normbench/data/textgen.py changed without updating TEXT_SHA256 in corpus.py)"
-        )
+    parts = _checked(textgen.paragraphs(), "text", "textgen.py", "TEXT_SHA256")
     return parts, {"source": "text", "generator": f"textgen seed {textgen.SEED}", "parts": len(parts)}
+
+
+@functools.lru_cache(maxsize=1)
+def _code_modules() -> tuple[bytes, ...]:
+    return tuple(codegen.modules())  # ~1 s of pure Python: generated once per process
+
+
+def generated_code_parts() -> tuple[list[bytes], dict]:
+    parts = _checked(list(_code_modules()), "code", "codegen.py", "CODE_SHA256")
+    return parts, {"source": "code", "generator": f"codegen seed {codegen.SEED}", "parts": len(parts)}
+
+
+def _checked(parts: list[bytes], source: str, module: str, constant: str) -> list[bytes]:
+    digest, pinned = hashlib.sha256(b"".join(parts)).hexdigest(), PINNED[source]
+    if digest != pinned:
+        raise CorpusError(
+            f"the generated {source} corpus has SHA-256 {digest[:16]}…, expected {pinned[:16]}… "
+            f"(normbench/data/{module} changed without updating {constant} in corpus.py)"
+        )
+    return parts
 
 
 def directory_parts(root: Path, pattern: str) -> tuple[list[bytes], dict]:
@@ -91,6 +108,8 @@ def corpus_parts(source: str, directory: str = "") -> tuple[list[bytes], dict]:
         return [t for _, parts in sources for t in parts], info
     if source == "text" and not directory:
         return generated_parts()
+    if source == "code":
+        return generated_code_parts()
     if source == "text":
         parts, info = directory_parts(Path(directory), "*")
         return parts, {"source": "text", **info}
@@ -114,15 +133,15 @@ def read_digest(source: str, directory: str, cwd: str = "") -> tuple[str | None,
 def data_identity(source: str, directory: str = "") -> str:
     """The SHA-256 a case on this text will record: pinned for the generated text, else read now.
     An unreadable directory gets a marker (validation refuses it: corpus_problem)."""
-    if source == "text" and not directory:
-        return TEXT_SHA256
+    if source in PINNED and not directory:
+        return PINNED[source]
     return read_digest(source, directory, os.getcwd())[0] or "unreadable"
 
 
 def corpus_problem(source: str, directory: str = "") -> str | None:
     """Why the corpus of a case cannot be read (a missing or too small corpus_dir), or None: a suite
     naming one is refused by `validate`, not failed case by case at run time."""
-    if source not in ("text", "stdlib", "mix") or (source == "text" and not directory):
+    if source not in ("text", "stdlib", "mix") or (source == "text" and not directory):  # code: generated
         return None
     return read_digest(source, directory, os.getcwd())[1]
 

@@ -3,7 +3,7 @@ batch-statistics fluctuation (PowerNorm, Shen et al. 2020, §3). A batch whose t
 draws from the corpus's distribution p has E‖h_B − p‖² = (1 − Σ_v p_v²)/n (each count is binomial:
 Var(h_v) = p_v(1 − p_v)/n, summed over v).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Padded batches of whole sentences"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Generated images for the CNN control: ten shape classes on varied backgrounds, seeded, no download.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The CNN control"."""
 
 from __future__ import annotations
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 from normbench.data.padded import pad_units
 from normbench.data.tokens import sample_windows
 
-MASK_RULE = "80/10/10"  # [MASK] / random token / unchanged, of the chosen positions
-
 
 def mask_tokens(tokens, vocab: int, mask_prob: float, generator, real=None):
     """tokens (B, T) int64 in 0..V-1 -> (inputs, targets, mask): inputs with the chosen positions replaced,

@@ -4,7 +4,7 @@ must leave out (the PowerNorm authors' MaskPowerNorm takes it as `pad_mask`). A 
 either a fixed number of rows or, as fairseq makes it (`--max-tokens`, fairseq/data/data_utils.py
 batch_by_size), as many rows as fit a token budget: rows × longest ≤ max_tokens.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Padded batches of whole sentences"."""
 
 from __future__ import annotations
 

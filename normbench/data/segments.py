@@ -1,7 +1,7 @@
 """Whole sentences or lines of a byte corpus as units of varying length, for padded batches (the way
 translation and LM toolkits batch text: one sentence per row, padded to the batch's longest).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Padded batches of whole sentences"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 machine for a given (task, vocabulary, lengths, seed), checked by the SHA-256 of their tokens (stored with
 every case).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The encoder-decoder"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The default training text, generated: English-like prose from a fixed lexicon and grammar written for
 normbench (public domain, nothing copied from anywhere), driven by a 64-bit integer PRNG (splitmix64).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The corpus"."""
 
 from __future__ import annotations
 

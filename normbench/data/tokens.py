@@ -6,12 +6,12 @@ from normbench.data.corpus import byte_corpus
 from normbench.data.corpus import data_identity as corpus_identity
 from normbench.data.token_data import CorpusError, TokenData
 
-SOURCES = ("text", "stdlib", "mix", "markov")
+SOURCES = ("text", "code", "stdlib", "mix", "markov")
 MARKOV_GENERATOR = "markov-v1"  # bump when markov.py changes what it samples: part of the case identity
 
 
 def load_data(source: str, *, seed: int, corpus_dir: str = "") -> TokenData:
-    if source in ("text", "stdlib", "mix"):
+    if source in ("text", "code", "stdlib", "mix"):
         return byte_corpus(source, corpus_dir)
     if source == "markov":
         from normbench.data.markov import markov_data

@@ -1,5 +1,6 @@
-"""One fresh process of a run's timing cases: `python -m normbench.executors.process_worker PLAN OUT`
-(executors/processes.py starts k of them, one after another). PLAN names the cases (already given this
+"""One fresh process of a run's timing cases: `python -m normbench.executors.process_worker PLAN OUT`, or
+started ahead, `... --wait OUT [PAGES]` (timing/fresh.py's Started: it imports torch, then waits for PLAN).
+executors/processes.py starts k - 1 of them together and gives them their plans one after another. PLAN names the cases (already given this
 process's share of the rounds), the thread count, page state, the seed of this process's case order and
 a case to time first and alone (one a process died timing, with its peers); OUT
 receives {"start": case_id} before each case and then its result, so the parent knows which case a dying
@@ -11,16 +12,25 @@ import json
 import sys
 from pathlib import Path
 
+from normbench.benches import all_benches
 from normbench.executors.processes import time_share
-from normbench.timing.fresh import write_line
+from normbench.timing.fresh import wait_for_plan, worker_args, write_line
 from normbench.timing.pages import apply_state
 
 
-def main(plan_path: str, out_path: str) -> int:
-    plan = json.loads(Path(plan_path).read_text())
-    if plan.get("pages"):
-        apply_state(plan["pages"])  # before torch allocates (timing/pages.py)
+def main(argv: list[str]) -> int:
+    plan_path, out_path, rest = worker_args(argv)
+    pages = rest[0] if rest else None
+    if plan_path is not None:
+        pages = json.loads(Path(plan_path).read_text()).get("pages")
+    if pages:
+        apply_state(pages)  # before torch allocates (timing/pages.py)
     import torch
+
+    all_benches()  # the bench modules too, while a worker started ahead waits
+    if plan_path is None and (plan_path := wait_for_plan()) is None:
+        return 0  # started ahead and never needed
+    plan = json.loads(Path(plan_path).read_text())
 
     if plan.get("threads"):
         torch.set_num_threads(int(plan["threads"]))
@@ -31,4 +41,4 @@ def main(plan_path: str, out_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    sys.exit(main(sys.argv[1:]))

@@ -18,12 +18,15 @@ from normbench.core.case import Case
 from normbench.core.errors import NormbenchError
 from normbench.runner import run_one
 from normbench.suite.validate import MAX_PROCESSES
-from normbench.timing.fresh import Fresh, run_fresh
+from normbench.timing.fresh import Fresh, Started, run_fresh
 
 WORKER = "normbench.executors.process_worker"
 DEFAULT_PROCESSES = 4
 ENV_VAR = "NORMBENCH_PROCESSES"
 ORDER_SEED = 4700  # process i shuffles its cases with ORDER_SEED + i (a replacement process: + 1000)
+# Fresh processes started ahead, together, before the first times (timing/fresh.py's Started): their torch
+# imports overlap; more would each hold an idle interpreter with torch (~250 MB) for the whole timing
+AHEAD = 7
 
 
 def check_processes(value, where: str = "--processes") -> int:
@@ -129,6 +132,18 @@ def time_in_processes(
     kept: a case needs all its processes). here: the last process is this one (a process draw like any
     other; a fresh one costs an interpreter and torch's import, ~1.5 s), after the fresh ones have found any
     case that kills its process."""
+    fresh = k - 1 if here else k
+    ahead = [Started(WORKER, *([pages] if pages else [])) for _ in range(min(fresh, AHEAD))]
+    try:
+        for worker in ahead:  # every import done before the first process times (Started)
+            worker.ready()
+        return _time_each(cases, k, ahead, threads=threads, pages=pages, say=say, stop=stop, here=here)
+    finally:
+        for worker in ahead:
+            worker.close()
+
+
+def _time_each(cases, k, ahead, *, threads, pages, say, stop, here) -> dict[str, Timed] | None:
     results: dict[str, list] = {c.case_id: [] for c in cases}
     died: dict[str, str] = {}
     for i in range(k):
@@ -145,7 +160,12 @@ def time_in_processes(
         seed, alone = ORDER_SEED + i, None
         while todo:
             plan = {"cases": todo, "threads": threads, "pages": pages, "seed": seed, "alone": alone}
-            done = run_here(plan, threads) if i == k - 1 and here else run_fresh(WORKER, plan)
+            if i == k - 1 and here:
+                done = run_here(plan, threads)
+            elif ahead:  # a worker started ahead; a replacement for one that died starts now
+                done = ahead.pop(0).run(plan)
+            else:
+                done = run_fresh(WORKER, plan)
             finished = {r["case_id"]: r for r in done.lines if "case_id" in r}
             for cid, r in finished.items():
                 results[cid].append((i, r["rows"], r["status"], r["error"]))

@@ -1,6 +1,6 @@
 """The Ray executor: one suite across the cores of a box or the nodes of a cluster.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/scale-out.md, "Scale out"."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ run one session of them (execute_plan) between signal guards. The command parses
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from normbench.executors.processes import check_processes
@@ -43,9 +43,9 @@ class RunOptions:
 
     @classmethod
     def of(cls, params: dict, **parsed) -> RunOptions:
-        """From a command's parameters by name (typer's ctx.params), those it parsed further overriding."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in {**params, **parsed}.items() if k in names})
+        """From a command's parameters by name (typer's ctx.params; the suite apart), those it parsed further
+        overriding. A parameter without a field is a TypeError, never dropped: a renamed flag is not lost."""
+        return cls(**{k: v for k, v in {**params, **parsed}.items() if k != "suite"})
 
 
 @dataclass
@@ -72,7 +72,16 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
     runner = check_executor(o.executor, o.address, o.jobs, say=say)
     if o.bench is not None or o.norms is not None:
         suite = adhoc_run_suite(o.bench, o.norms, o.bench_flags, suite, o.resume)
-    plan = plan_run(suite, o.results, resume=o.resume, shard=o.shard, only=o.only, say=say, pages=o.pages)
+    plan = plan_run(
+        suite,
+        o.results,
+        resume=o.resume,
+        shard=o.shard,
+        only=o.only,
+        say=say,
+        pages=o.pages,
+        threads=o.threads,
+    )
     if o.dry_run:
         return RunResult(plan)
     resumed = plan.resumed.run_id if plan.resumed else None  # its finished cases: this machine's pace
@@ -81,7 +90,6 @@ def run(suite, options: RunOptions, *, progress: Progress, say: Say) -> RunResul
             store, outcome, remaining = execute_plan(
                 plan,
                 o.results,
-                threads=o.threads,
                 processes=processes,
                 executor=runner,
                 progress=lambda todo, done: progress(todo, done, case_history(o.results, also=resumed)),

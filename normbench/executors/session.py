@@ -36,7 +36,7 @@ from normbench.suite.expand import expand, select
 from normbench.suite.load import load_suite, parse_suite
 from normbench.suite.spec import Suite
 from normbench.suite.validate import THREADS
-from normbench.timing.pages import STATES, applied_state, apply_state, chosen_state
+from normbench.timing.pages import STATES, apply_state, chosen_state
 
 Say = Callable[[str], None]
 
@@ -50,6 +50,7 @@ class Plan:
     only: list[str] | None
     resumed: RunStore | None  # the run being finished (--resume), else None
     pages: str | None = None  # the page state the session runs in (timing/pages.py's chosen_state)
+    threads: int | None = None  # torch's threads: --threads, else the resumed run's, else the suite's
 
 
 def allow_overrides() -> None:
@@ -79,9 +80,11 @@ def plan_run(
     only: list[str] | None,
     say: Say,
     pages: str | None = None,
+    threads: int | None = None,
 ) -> Plan:
     """The cases to run: a new run of `suite`, or the rest of run `resume` with its own stored suite text,
-    --shard, --only and page state (an explicit `pages` wins, as --threads does, and the session records it)."""
+    --shard, --only, page state and threads (an explicit `pages` or `threads` wins; the session records
+    what the plan says; None threads: torch's choice)."""
     check_results_dir(results, create=False)
     store = None
     if resume:
@@ -114,7 +117,8 @@ def plan_run(
     if not cases:
         raise NormbenchError("no case matches the --only/--shard selection")
     state = chosen_state(pages, stored=stored_pages(store) if store else None, suite=suite_obj.pages)
-    return Plan(suite_obj, planned, cases, shard, only, store, state)
+    threads = threads or (stored_threads(store) if store else suite_obj.threads)
+    return Plan(suite_obj, planned, cases, shard, only, store, state, threads)
 
 
 def new_manifest(plan: Plan, run_id: str, env: dict, started: str, tag: str | None = None) -> Manifest:
@@ -145,7 +149,6 @@ def execute_plan(
     plan: Plan,
     results: Path,
     *,
-    threads: int | None,
     executor: Executor,
     progress: Callable[[list, int], object],
     quiet: bool,
@@ -162,12 +165,11 @@ def execute_plan(
     import torch
 
     store = plan.resumed
-    threads = threads or (stored_threads(store) if store else plan.suite.threads)
     # a resumed run keeps its own count (its cases are timed alike); else the variable over the suite
     processes = processes or (stored_processes(store) if store else None) or env_processes()
     processes = processes or plan.suite.processes or DEFAULT_PROCESSES
-    if threads:
-        torch.set_num_threads(threads)
+    if plan.threads:
+        torch.set_num_threads(plan.threads)
     env = fingerprint()
     now = datetime.now(UTC).isoformat(timespec="milliseconds")  # orders runs started within one second
     # The executor starts (and Ray checks that every case can be scheduled) before a run folder exists:
@@ -184,15 +186,16 @@ def execute_plan(
                 warn_if_environment_changed(store.manifest["env"], env, say)
             done = store.verify_parts(say)
             outcome, remaining = run_session(
-                store, plan.cases, done, now, executor, progress, quiet, say, processes=processes
+                store, plan.cases, done, now, executor, progress, quiet, say, processes, plan.pages
             )
     return store, outcome, remaining
 
 
 def run_session(
-    store, cases, done: set[str], now: str, executor, progress, quiet: bool, say: Say, processes: int = 1
+    store, cases, done: set[str], now: str, executor, progress, quiet: bool, say: Say, processes=1, pages=None
 ):
-    """Run the cases not yet done as one session recorded in the manifest: (outcome, cases left)."""
+    """Run the cases not yet done as one session recorded in the manifest: (outcome, cases left). The
+    record says the plan's page state (its timing processes start in it) and the threads torch runs."""
     import torch
 
     todo = [c for c in cases if c.case_id not in done]
@@ -203,7 +206,7 @@ def run_session(
             f"run {store.run_id}: {len(todo)} of {len(cases)} cases to run "
             f"({threads_phrase(torch.get_num_threads())}, {env.get('gpu') or env.get('cpu')})"
         )
-    ctx = RunContext(threads=torch.get_num_threads(), processes=processes, pages=applied_state(), quiet=quiet)
+    ctx = RunContext(threads=torch.get_num_threads(), processes=processes, pages=pages, quiet=quiet)
     sessions = store.manifest.get("sessions", [])
     sessions.append(
         {
@@ -211,7 +214,7 @@ def run_session(
             "pid": os.getpid(),
             "threads": ctx.threads,
             "processes": ctx.processes,
-            **({"pages": applied_state()} if applied_state() else {}),  # a resumed run may mix states
+            **({"pages": pages} if pages else {}),  # a resumed run may mix states
             "cases": len(todo),
             "executor": executor.name,
         }

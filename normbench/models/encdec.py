@@ -90,8 +90,14 @@ class EncDecConfig:
         )
 
 
-def _sub_norm(cfg: ModelConfig, site: str, width: int | None = None) -> NormLayer | None:
-    return cfg.norm_at(site, width) if cfg.placement == "subln" else None  # Sub-LN's LN inside the branch
+def _add_sublayer(layer: nn.Module, cfg: ModelConfig, site: str, name: str, branch, width=None) -> None:
+    """layer.ln_<name>, layer.<name> = branch(Sub-LN's norm inside it, or None) and, where the placement has
+    one, layer.ln_<name>_out: registered in forward order (model.norms() and the init's draws rely on it)."""
+    setattr(layer, f"ln_{name}", cfg.norm_at(f"{site}.{name}"))
+    inner = cfg.norm_at(f"{site}.{name}_mid", width) if cfg.placement == "subln" else None
+    setattr(layer, name, branch(inner))
+    if cfg.placement in BRANCH_OUT_NORM:
+        setattr(layer, f"ln_{name}_out", cfg.norm_at(f"{site}.{name}_out"))
 
 
 class EncoderLayer(nn.Module):
@@ -99,15 +105,8 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.placement, self.alpha = cfg.placement, alpha
         site = f"enc.{layer}"
-        # registration order = forward order (model.norms() relies on it)
-        self.ln_attn = cfg.norm_at(f"{site}.attn")
-        self.attn = Attention(cfg, _sub_norm(cfg, f"{site}.attn_mid"), causal=False)
-        if cfg.placement in BRANCH_OUT_NORM:
-            self.ln_attn_out = cfg.norm_at(f"{site}.attn_out")
-        self.ln_ffn = cfg.norm_at(f"{site}.ffn")
-        self.ffn = FFN(cfg, _sub_norm(cfg, f"{site}.ffn_mid", cfg.ffn))
-        if cfg.placement in BRANCH_OUT_NORM:
-            self.ln_ffn_out = cfg.norm_at(f"{site}.ffn_out")
+        _add_sublayer(self, cfg, site, "attn", lambda inner: Attention(cfg, inner, causal=False))
+        _add_sublayer(self, cfg, site, "ffn", lambda inner: FFN(cfg, inner), cfg.ffn)
 
     def forward(self, x, src_pad):  # (B, S, d) -> (B, S, d)
         pad = src_pad if self.ln_attn.flatten else None  # batch statistics over real source tokens only
@@ -131,18 +130,9 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.placement, self.alpha = cfg.placement, alpha  # alpha_d on all three sub-layers (torchscale)
         site = f"dec.{layer}"
-        self.ln_attn = cfg.norm_at(f"{site}.attn")
-        self.attn = Attention(cfg, _sub_norm(cfg, f"{site}.attn_mid"), causal=True)
-        if cfg.placement in BRANCH_OUT_NORM:
-            self.ln_attn_out = cfg.norm_at(f"{site}.attn_out")
-        self.ln_cross = cfg.norm_at(f"{site}.cross")
-        self.cross = Attention(cfg, _sub_norm(cfg, f"{site}.cross_mid"), causal=False)
-        if cfg.placement in BRANCH_OUT_NORM:
-            self.ln_cross_out = cfg.norm_at(f"{site}.cross_out")
-        self.ln_ffn = cfg.norm_at(f"{site}.ffn")
-        self.ffn = FFN(cfg, _sub_norm(cfg, f"{site}.ffn_mid", cfg.ffn))
-        if cfg.placement in BRANCH_OUT_NORM:
-            self.ln_ffn_out = cfg.norm_at(f"{site}.ffn_out")
+        _add_sublayer(self, cfg, site, "attn", lambda inner: Attention(cfg, inner, causal=True))
+        _add_sublayer(self, cfg, site, "cross", lambda inner: Attention(cfg, inner, causal=False))
+        _add_sublayer(self, cfg, site, "ffn", lambda inner: FFN(cfg, inner), cfg.ffn)
 
     def forward(self, y, memory, src_pad, tgt_pad):  # y (B, T, d), memory (B, S, d) -> (B, T, d)
         y = sublayer(self, y, lambda h: self.attn(h, key_padding_mask=tgt_pad), "attn")

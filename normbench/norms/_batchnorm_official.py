@@ -86,7 +86,7 @@ def official_module_class():
     return MaskSyncBatchNormOfficial
 
 
-def official_reference(x, params, module, eps, pad_count: int = 0):
+def official_exact(x, params, module, eps, pad_count: int = 0):
     """float64 forward of a train-mode call from the definition: layer scaling, the filled rows' mean and
     biased variance, the real rows normalized with them."""
     import torch

@@ -180,7 +180,7 @@ def official_module_class():
     return PowerNormOfficial
 
 
-def official_reference(x, params, module, eps):
+def official_exact(x, params, module, eps):
     """float64 forward of the next train-mode call (t = iters + 1) from the module's state."""
     import torch
 
@@ -191,7 +191,7 @@ def official_reference(x, params, module, eps):
     return z / torch.sqrt(scale + eps) * w + b
 
 
-def official_reference_grads(x, dy, params, module, eps):
+def official_exact_grads(x, dy, params, module, eps):
     """float64 gradients of the next train-mode call: their approximate backward, then autograd through
     GroupScaling."""
     import torch

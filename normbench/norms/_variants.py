@@ -70,8 +70,7 @@ def third_party(factory: Callable[[], Any], what: str, *, dtype, device) -> Buil
 
     if torch.device(device).type != "cuda":
         raise SkipCase(f"{what} runs on CUDA only")
-    m = factory().to(device=device, dtype=dtype)
-    return Built(m, list(m.parameters()), m)
+    return Built.of(factory().to(device=device, dtype=dtype))
 
 
 def ones_zeros(d: int, *, dtype, device, bias: bool = True) -> list:

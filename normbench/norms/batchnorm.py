@@ -14,7 +14,7 @@ impl `official` (norms/_batchnorm_official.py). The other implementations keep a
 
 from __future__ import annotations
 
-from normbench.norms._batchnorm_official import official_module_class, official_reference
+from normbench.norms._batchnorm_official import official_exact, official_module_class
 from normbench.norms._variants import compiled_built
 from normbench.norms.closed_form import Closed, Formula
 from normbench.norms.registry import Built, Norm, impl, register_norm
@@ -40,8 +40,7 @@ def batchnorm_module(d, eps, dtype, device, *, train: bool):
 
 def _batchnorm(d, eps, dtype, device, *, train: bool) -> Built:
     """The eager module as a Built (the name main's other benches import)."""
-    m = batchnorm_module(d, eps, dtype, device, train=train)
-    return Built(m, list(m.parameters()), m)
+    return Built.of(batchnorm_module(d, eps, dtype, device, train=train))
 
 
 def _batch_norm(x, running_mean, running_var, w, b, training: bool, eps: float):
@@ -102,8 +101,7 @@ class BatchNorm(Norm):
     def official(self, d, *, eps, dtype, device):
         """As the PowerNorm authors ran it (NormSelect("batch") = MaskSyncBatchNorm): each token divided by its
         RMS over channels, padding filled with the real tokens' mean, momentum 0.05 (norms/_batchnorm_official.py)"""
-        m = official_module_class()(d, eps, device=device, dtype=dtype).train()
-        return Built(m, list(m.parameters()), m)
+        return Built.of(official_module_class()(d, eps, device=device, dtype=dtype).train())
 
     @impl("train_compiled", default=False)
     def train_compiled(self, d, *, eps, dtype, device):
@@ -162,13 +160,13 @@ class BatchNorm(Norm):
         b = s * (bias - bn.running_mean.double()) + bn.bias.detach().double()
         return w, b
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 BatchNorm from its definition: per-channel mean and biased variance over the tokens
         (train), or the module's running statistics (eval)."""
         import torch
 
         if impl == "official":
-            return official_reference(x, params, built.module, eps)
+            return official_exact(x, params, built.module, eps)
         w, b = params
         if TRAINING[impl]:
             n = x.shape[0]

@@ -49,8 +49,7 @@ class DynamicTanh(Norm):
     @impl("module", baseline=True)
     def module(self, d, *, eps, dtype, device):
         """the paper's nn.Module: weight * tanh(alpha * x) + bias"""
-        m = _dyt_module(d, dtype, device)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(_dyt_module(d, dtype, device))
 
     @impl("functional")
     def functional(self, d, *, eps, dtype, device):
@@ -69,7 +68,7 @@ class DynamicTanh(Norm):
             self.name, None, "row", jacobian_sigma_max, "max_i |γ_i α|(1−tanh²(αx_i))", input_statistics=False
         )
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 DyT from its definition."""
         import torch
 

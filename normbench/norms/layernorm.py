@@ -63,8 +63,7 @@ class LayerNorm(Norm):
         """torch.nn.LayerNorm"""
         from torch import nn
 
-        m = nn.LayerNorm(d, eps=eps, device=device, dtype=dtype)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(nn.LayerNorm(d, eps=eps, device=device, dtype=dtype))
 
     @impl("functional")
     def functional(self, d, *, eps, dtype, device):
@@ -117,7 +116,7 @@ class LayerNorm(Norm):
             "d≥3: max|γ|/√(var+ε) (exact for constant |γ|); d=2: ε·rms(γ)/(var+ε)^1.5; d=1: 0",
         )
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 LayerNorm from its definition: sums over the row, divided by d (not torch's kernels)."""
         import torch
 

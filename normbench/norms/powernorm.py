@@ -45,9 +45,9 @@ from __future__ import annotations
 from functools import cache
 
 from normbench.norms._powernorm_official import (
+    official_exact,
+    official_exact_grads,
     official_module_class,
-    official_reference,
-    official_reference_grads,
 )
 from normbench.norms.closed_form import Formula, diagonal_affine
 from normbench.norms.registry import Built, Norm, impl, register_norm
@@ -164,15 +164,13 @@ class PowerNorm(Norm):
     @impl("train", baseline=True)
     def train(self, d, *, eps, dtype, device):
         """PowerNorm1d in train mode: Algorithm 1 (running ψ in the forward, approximate backward)"""
-        m = powernorm_module(d, eps, dtype, device, train=True)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(powernorm_module(d, eps, dtype, device, train=True))
 
     @impl("official", default=False)
     def official(self, d, *, eps, dtype, device):
         """As sIncerass/powernorm runs it: GroupScaling (groups = heads in a model), batch statistics during
         the lr warm-up, their backward (norms/_powernorm_official.py)"""
-        m = official_module_class()(d, eps, device=device, dtype=dtype).train()
-        return Built(m, list(m.parameters()), m)
+        return Built.of(official_module_class()(d, eps, device=device, dtype=dtype).train())
 
     @impl("official_final1000", default=False)
     def official_final1000(self, d, *, eps, dtype, device):
@@ -180,32 +178,31 @@ class PowerNorm(Norm):
         calls whatever the lr warm-up, as their model builds it (norms/_powernorm_official.py)"""
         m = official_module_class()(d, eps, device=device, dtype=dtype).train()
         m.literal_final = True
-        return Built(m, list(m.parameters()), m)
+        return Built.of(m)
 
     @impl("eval")
     def eval(self, d, *, eps, dtype, device):
         """PowerNorm1d in eval mode: γ ⊙ x/ψ + β, an elementwise affine map"""
-        m = powernorm_module(d, eps, dtype, device, train=False)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(powernorm_module(d, eps, dtype, device, train=False))
 
     def eager_impl(self, impl):
         return impl
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 Y = γ ⊙ X/√(ψ² + ε) + β with the ψ² the next call starts from (ψ_{t−1} in train)."""
         import torch
 
         if impl in OFFICIAL:
-            return official_reference(x, params, built.module, eps)
+            return official_exact(x, params, built.module, eps)
         w, b = params
         psi2 = built.module.running_phi.detach().double()
         return x / torch.sqrt(psi2 + eps) * w + b
 
-    def reference_grads(self, impl, x, dy, params, built, *, eps):
+    def exact_grads(self, impl, x, dy, params, built, *, eps):
         """Train: the approximate backward in float64, from the state the next call starts from (ψ_{t−1},
-        ν_{t−1}); eval: None (autograd of the reference is exact there)."""
+        ν_{t−1}); eval: None (autograd of `exact` is right there)."""
         if impl in OFFICIAL:
-            return official_reference_grads(x, dy, params, built.module, eps)
+            return official_exact_grads(x, dy, params, built.module, eps)
         if impl != "train":
             return None
         import torch

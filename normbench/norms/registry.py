@@ -6,7 +6,7 @@
         @impl("module", baseline=True)
         def module(self, d, *, eps, dtype, device) -> Built: ...
 
-Everything else a norm offers (a float64 reference, a Jacobian closed form, a fold, ...) is an attribute or
+Everything else a norm offers (its float64 `exact` formula, a Jacobian closed form, a fold, ...) is an attribute or
 method of `Norm` with a default; see its docstring, and docs/extending.md "Adding a norm" for a complete example.
 
 Optional third-party kernels declare `requires=("liger_kernel",)`; when that import fails the impl is
@@ -16,6 +16,7 @@ reported `unavailable` with the import error instead of failing the run.
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -37,6 +38,11 @@ class Built:
     fn: Callable[[Any], Any]
     params: list[Any] = field(default_factory=list)
     module: Any = None
+
+    @classmethod
+    def of(cls, module) -> Built:
+        """An nn.Module as it is: called directly, its parameters the gradient tensors."""
+        return cls(module, list(module.parameters()), module)
 
 
 def check_output(y, x, impl: str = "the implementation") -> None:
@@ -103,8 +109,8 @@ class Norm:
     Capability                What reads it                   Default
     param_names               accuracy rows (d<name>), Jacobian () : the Built's params, in order
     gain_name                 Jacobian `gain = "random"`      "weight" when in param_names, else no gain
-    reference(...)            latency accuracy, block error   None: no accuracy rows (the report says so)
-    reference_grads(...)      latency accuracy in fwd+bwd     None: float64 autograd of `reference`
+    exact(...)                latency accuracy, block error   None: no accuracy rows (the report says so)
+    exact_grads(...)          latency accuracy in fwd+bwd     None: float64 autograd of `exact`
     eager_impl(impl)          latency accuracy (err_ratio)    "module" when it exists, else the baseline
     jacobian_closed_form(impl) jacobian bench                 None: no jacobian cases (compute=None:
                                                               measured, no closed form)
@@ -137,10 +143,10 @@ class Norm:
     folds_into_linear: ClassVar[bool] = False
     # True: an output depends on state that each call updates (PowerNorm's running ψ in train mode), so two
     # calls on one input legitimately differ; the latency bench re-checks such an implementation after timing
-    # against its float64 reference at the state of that call, not against its own earlier output.
+    # against its float64 `exact` at the state of that call, not against its own earlier output.
     stateful: ClassVar[bool] = False
     # float64 definition of the norm: (impl, x, params, built, *, eps) -> y. None: no accuracy rows.
-    reference: ClassVar[Callable[..., Any] | None] = None
+    exact: ClassVar[Callable[..., Any] | None] = None
 
     def build(self, impl_name: str, d: int, *, eps: float, dtype, device) -> Built:
         info = self.impls[impl_name]
@@ -156,9 +162,9 @@ class Norm:
         semantics; BatchNorm: train or eval)."""
         return "module" if "module" in self.impls else self.baseline
 
-    def reference_grads(self, impl: str, x, dy, params: list, built: Built, *, eps: float) -> dict | None:
+    def exact_grads(self, impl: str, x, dy, params: list, built: Built, *, eps: float) -> dict | None:
         """float64 {"dx": ..., "d<param>": ...} for a norm whose backward is not the derivative of its
-        forward (PowerNorm's approximate backward); None: autograd of `reference` gives them."""
+        forward (PowerNorm's approximate backward); None: autograd of `exact` gives them."""
         return None
 
     def jacobian_closed_form(self, impl: str):
@@ -184,7 +190,7 @@ class Norm:
     def capabilities(self) -> dict[str, bool]:
         """Which capabilities this norm declares (the `list norms` column)."""
         return {
-            "reference": self.reference is not None,
+            "exact": self.exact is not None,
             "jacobian": any(self.jacobian_closed_form(i) is not None for i in self.impls),
             "module": self.module_impl is not None,
             "fold": self.folds_into_linear,
@@ -201,9 +207,29 @@ def register_norm(cls: type[Norm]) -> type[Norm]:
                 cls.impls[info.name] = info
     if not cls.impls:
         raise TypeError(f"norm {cls.__name__} declares no @impl")
+    _adopt_old_names(cls)
     _check_declarations(cls)
     NORMS.add(cls.name, cls())
     return cls
+
+
+# Names the float64 formula had before 2026-12 (`reference` now means only the latency speedup reference):
+# a plugin still defining them keeps working, with a DeprecationWarning, until 2027-06-01.
+OLD_NAMES = {"reference": "exact", "reference_grads": "exact_grads"}
+
+
+def _adopt_old_names(cls: type[Norm]) -> None:
+    """A plugin's `reference` / `reference_grads` become its `exact` / `exact_grads`, never silently ignored."""
+    for old, new in OLD_NAMES.items():
+        owner = next((k for k in cls.__mro__ if old in vars(k)), None)
+        if owner is None or any(new in vars(k) for k in cls.__mro__[: cls.__mro__.index(owner) + 1]):
+            continue  # absent, or overridden by the new name at least as close to cls
+        warnings.warn(
+            f"norm {cls.__name__}: `{old}` is now called `{new}`; the old name stops working on 2027-06-01",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        setattr(cls, new, vars(owner)[old])
 
 
 def _check_declarations(cls: type[Norm]) -> None:
@@ -221,8 +247,8 @@ def _check_declarations(cls: type[Norm]) -> None:
         cls.gain_name = None
     if cls.folds_into_linear and cls.fold_into_linear is Norm.fold_into_linear:
         raise TypeError(f"norm {cls.__name__} says folds_into_linear but defines no fold_into_linear")
-    if cls.folds_into_linear and cls.reference is None:  # the block bench checks a fold against it
-        raise TypeError(f"norm {cls.__name__} says folds_into_linear but has no float64 reference")
+    if cls.folds_into_linear and cls.exact is None:  # the block bench checks a fold against it
+        raise TypeError(f"norm {cls.__name__} says folds_into_linear but has no float64 exact")
 
 
 def all_norms() -> dict[str, Norm]:

@@ -51,8 +51,7 @@ class RMSNorm(Norm):
         """torch.nn.RMSNorm"""
         from torch import nn
 
-        m = nn.RMSNorm(d, eps=eps, device=device, dtype=dtype)
-        return Built(m, list(m.parameters()), m)
+        return Built.of(nn.RMSNorm(d, eps=eps, device=device, dtype=dtype))
 
     @impl("functional")
     def functional(self, d, *, eps, dtype, device):
@@ -107,7 +106,7 @@ class RMSNorm(Norm):
             "d≥2: max|γ|/√(mean(x²)+ε) (exact for constant |γ|); d=1: |γ|ε/(x²+ε)^1.5",
         )
 
-    def reference(self, impl, x, params, built, *, eps):
+    def exact(self, impl, x, params, built, *, eps):
         """float64 RMSNorm from its definition: sum of squares over the row, divided by d."""
         import torch
 

@@ -2,7 +2,7 @@
 can be compared with it without both living in one results folder (asv keeps results/<machine>/,
 pytest-benchmark .benchmarks/<platform>/), in a plain folder that git or a CI cache can hold.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/ci.md, "Baselines per machine"."""
 
 from __future__ import annotations
 

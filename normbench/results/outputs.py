@@ -1,7 +1,7 @@
 """The one rule for every file a command writes for the user (export -o, report -o, plot's figures, and through
 results/files.py the run's own files): decided before any work, from what is at the path now.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/suites-and-results.md, "Results"."""
 
 from __future__ import annotations
 

@@ -137,18 +137,3 @@ def check_output_dir(path: Path, option: str) -> Path:
     if not os.access(path, os.W_OK):
         raise NormbenchError(f"{option} {path}: folder is not writable")
     return path
-
-
-def check_output_file(path: Path, option: str) -> Path:
-    """An output file: its folder must exist and be writable, the path must not be a folder, and it must
-    not be in a stored run (check_not_in_a_run)."""
-    path = Path(path)
-    parent = path.parent
-    if path.is_dir():
-        raise NormbenchError(f"{option} {path}: is a folder; give a file name")
-    check_not_in_a_run(path, option)
-    if not parent.is_dir():
-        raise NormbenchError(f"{option} {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise NormbenchError(f"{option} {path}: not writable")
-    return path

@@ -1,7 +1,7 @@
 """The tidy row schema. One row per measured value; the case's parameters are columns too (and the whole
 parameter dict as JSON in `params`, so a row can be traced to its case exactly).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/suites-and-results.md, "Results"."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from normbench.core.errors import NormbenchError
 from normbench.core.renames import RENAMES
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: the encoder-decoder is its own bench kind (core/renames.py MOVES)
 
 # {version: {bench kind: {old column: new column}}}: upgrading a run to `version` renames these columns in
 # that kind's rows, and the keys of its `params` JSON (the parameters were renamed too, core/renames.py).

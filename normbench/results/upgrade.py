@@ -1,6 +1,6 @@
 """Rewrite a run written with an older result schema in place, as asv's `asv update` does: every part
-that is older is read, its columns renamed (results/schema.py COLUMN_RENAMES), conformed to the run's
-version-3 columns and written back atomically (temporary file, fsync, rename: results/files.py); the
+that is older is read, its columns renamed (results/schema.py COLUMN_RENAMES) and its rows of a moved kind
+relabelled (core/renames.py MOVES), conformed to the run's current columns and written back atomically (temporary file, fsync, rename: results/files.py); the
 manifest goes last. A run interrupted half-way keeps its old manifest version, so the store refuses it
 until the next `normbench upgrade`, which finishes it; an upgraded run is left as it is.
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from normbench.core.errors import NormbenchError, printable
 from normbench.core.jsondata import json_text
-from normbench.core.renames import renamed
+from normbench.core.renames import MOVES, moved, renamed
 from normbench.results.files import atomic_write, atomic_write_text, check_no_writer
 from normbench.results.schema import (
     COLUMN_RENAMES,
@@ -42,7 +42,7 @@ class Upgrade:
 
     path: Path
     version: int
-    columns: dict[str, str]  # the run's version-3 columns
+    columns: dict[str, str]  # the run's current columns
     rewrite: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "part: reason" of parts that cannot be read
 
@@ -74,28 +74,34 @@ def plan_upgrade(store: RunStore, declare_v1: DeclareV1 | None = None) -> Upgrad
         old = declare_v1(m, parts)
     else:
         raise NormbenchError(f"{store.path}: a version-1 run needs its suite re-expanded to upgrade")
-    return Upgrade(store.path, version, upgraded_columns(old, parts), rewrite, skipped)
+    return Upgrade(store.path, version, upgraded_columns(old, parts, version), rewrite, skipped)
 
 
-def upgraded_columns(old: dict[str, str], parts: list[Path]) -> dict[str, str]:
-    """The version-3 columns of a run that declared `old`: each renamed column's new name is declared; the
-    old name stays only where a bench kind that keeps it has values there (stability's `warmup`)."""
+def upgraded_columns(old: dict[str, str], parts: list[Path], since: int = 0) -> dict[str, str]:
+    """The current columns of a run that declared `old`: each renamed column's new name is declared; the
+    old name stays only where a bench kind that keeps it has values there (stability's `warmup`); a
+    parameter a moved kind dropped (core/renames.py MOVES) stays only where another row still has it. `since`:
+    the run's version (what changed after it)."""
     import pyarrow.parquet as pq
 
     columns = dict(old)
-    moved = {old_name: new for kind in _renaming_kinds() for old_name, new in renamed(kind).items()}
-    for old_name, new in moved.items():
+    moved_names = {old: new for kind in _renaming_kinds() for old, new in renamed(kind, since).items()}
+    for old_name, new in moved_names.items():
         if old_name in columns:
             kind = columns[old_name]
             columns[new] = merge_types(columns[new], kind) if new in columns else kind
+    dropped = {k for v in MOVES if v > since for move in MOVES[v] for k in (*move.dropped, *move.left)}
     still_used: set[str] = set()
+    gone: set[str] = set()  # the moved kind's parameters some row had (a run older than them has none)
     for part in parts:
-        names = [n for n in ("bench", *moved) if n in pq.read_schema(part).names]
+        names = [n for n in ("bench", *moved_names, *dropped) if n in pq.read_schema(part).names]
         table = pq.read_table(part, columns=names).to_pylist()
         for row in table:
-            keeps = set(moved) - set(renamed(row.get("bench") or ""))
-            still_used |= {n for n in keeps if row.get(n) is not None}
-    for name in set(moved) - still_used:
+            keeps = set(moved_names) - set(renamed(row.get("bench") or "", since))
+            out = set(moved(row.get("bench") or "", row, since)[1])
+            gone |= out
+            still_used |= {n for n in keeps | (dropped - out) if row.get(n) is not None}
+    for name in (set(moved_names) | gone) - still_used:
         columns.pop(name, None)
     rest = sorted(k for k in columns if k not in FIXED_COLUMNS)
     return {k: columns[k] for k in FIXED_COLUMNS if k in columns} | {k: columns[k] for k in rest}
@@ -106,8 +112,9 @@ def _renaming_kinds() -> set[str]:
 
 
 def upgraded_part(table, columns: dict[str, str], run_id: str):
-    """One part's table as version 3: the renamed columns and `params` keys of its bench kind, the run's
-    columns. Its version is read from the table itself (the same read as its rows)."""
+    """One part's table as today's version: the renamed columns and `params` keys of its bench kind, its rows of
+    a moved kind relabelled, the run's columns. Its version is read from the table itself (the same read as
+    its rows)."""
     import pyarrow as pa
 
     version = table_version(table)
@@ -125,9 +132,35 @@ def upgraded_part(table, columns: dict[str, str], run_id: str):
                 "params",
                 pa.array([_renamed_params(p, kind, version) for p in table.column("params").to_pylist()]),
             )
+    table = _moved_rows(table, version)
     table = conform(table, columns).select(list(columns))
     meta = {"normbench_schema_version": str(SCHEMA_VERSION), "run_id": run_id}
     return table.cast(arrow_schema(columns, meta))
+
+
+def _moved_rows(table, version: int):
+    """Rows of a kind that moved since `version` (core/renames.py MOVES): the new kind in `bench`, and the
+    parameters it lacks out of `params` and their columns, as a run of the new kind stores them."""
+    import pyarrow as pa
+
+    if "bench" not in table.column_names or "params" not in table.column_names:
+        return table
+    benches, texts = table.column("bench").to_pylist(), table.column("params").to_pylist()
+    columns = {}
+    for i, (kind, text) in enumerate(zip(benches, texts, strict=True)):
+        params = json.loads(text) if text else {}
+        benches[i], drop = moved(kind or "", params, since=version)
+        if not drop:
+            continue
+        texts[i] = json.dumps({k: v for k, v in params.items() if k not in drop}, sort_keys=True)
+        for name in drop:
+            if name in table.column_names:
+                columns.setdefault(name, table.column(name).to_pylist())[i] = None
+    changed = {"bench": benches, "params": texts, **columns}
+    for name, values in changed.items():
+        index = table.column_names.index(name)
+        table = table.set_column(index, name, pa.array(values, type=table.schema.field(name).type))
+    return table
 
 
 def _renamed_params(text: str | None, kind: str, since: int) -> str | None:
@@ -139,7 +172,7 @@ def _renamed_params(text: str | None, kind: str, since: int) -> str | None:
 
 
 def upgraded_manifest(m: dict[str, Any], columns: dict[str, str]) -> dict[str, Any]:
-    """The manifest as version 3: its columns, and the case labels under the new parameter names."""
+    """The manifest as today's version: its columns, and the case labels under the new names."""
     out = {**m, "schema_version": SCHEMA_VERSION, "columns": columns}
     if m.get("cases"):
         out["cases"] = [{**c, "label": _renamed_label(c.get("label"))} for c in m["cases"]]
@@ -147,18 +180,20 @@ def upgraded_manifest(m: dict[str, Any], columns: dict[str, str]) -> dict[str, A
 
 
 def _renamed_label(label: Any) -> Any:
-    """A stored Case.label (core/case.py) with each old parameter name (core/renames.py) as today's:
-    'latency layernorm:module tokens=8 <old>=16' -> '... d=16'."""
+    """A stored Case.label (core/case.py) with each old parameter name (core/renames.py) as today's, and the
+    kind and parameters of a moved case: 'latency layernorm:module tokens=8 <old>=16' -> '... d=16'."""
     if not isinstance(label, str):
         return label
     words = label.split(" ")
     names = renamed(words[0])
-    return " ".join(
+    words = [
         f"{names[w.partition('=')[0]]}={w.partition('=')[2]}"
         if "=" in w and w.partition("=")[0] in names
         else w
         for w in words
-    )
+    ]
+    kind, drop = moved(words[0], dict(w.split("=", 1) for w in words if "=" in w))
+    return " ".join([kind, *(w for w in words[1:] if w.partition("=")[0] not in drop)])
 
 
 def upgrade_run(
@@ -211,7 +246,7 @@ def _said(store: RunStore, plan: Upgrade, dry_run: bool, table: bool = False) ->
 
 
 def _rewrite(part: Path, columns: dict[str, str], run_id: str) -> None:
-    """Read the part once (rows and version together), write it as version 3, read it back: a part that
+    """Read the part once (rows and version together), write it as today's version, read it back: a part that
     does not read back whole, current and with the run's columns stops the upgrade before the manifest."""
     import pyarrow.parquet as pq
 

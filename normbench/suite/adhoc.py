@@ -15,7 +15,7 @@ from typing import Any
 from normbench.benches import all_benches
 from normbench.core.errors import NormbenchError, Problem, SuiteError
 from normbench.core.params import Param, did_you_mean
-from normbench.core.renames import renamed
+from normbench.core.renames import renamed, retired
 from normbench.suite.load import parse_suite
 
 SOURCE = "<command line>"
@@ -91,6 +91,10 @@ def parse_flags(flags: list[str], specs: dict[str, Param], kind: str) -> tuple[d
         key = name[2:].replace("-", "_")
         # a name from before schema 3 (core/renames.py) reads as today's
         key = renamed(kind).get(key, key) if key not in specs else key
+        if key not in specs and (gone := retired(kind, key)):
+            if value != str(gone[0]):  # the value every case now has reads as before
+                problems.append(Problem(name, gone[1]))
+            continue
         if key not in specs:
             hint = did_you_mean(f"--{key}", [f"--{k}" for k in specs])
             problems.append(

@@ -9,7 +9,7 @@ from typing import Any
 from normbench.benches import all_benches
 from normbench.core.errors import Problem, printable
 from normbench.core.params import Param, did_you_mean
-from normbench.core.renames import renamed
+from normbench.core.renames import MOVES, renamed, retired
 from normbench.core.settings import env_number
 from normbench.norms import all_norms
 from normbench.suite.expand import expand_bench
@@ -28,19 +28,13 @@ def validate_bench(
     for key in table:
         if key not in BENCH_KEYS:
             problems.append(Problem(f"{where}.{key}", "unknown key" + did_you_mean(key, sorted(BENCH_KEYS))))
-    kind = table.get("kind")
+    kind, table = _current_kind(where, table.get("kind"), table, problems)
     benches = all_benches()
     if not isinstance(kind, str):
         problems.append(Problem(f"{where}.kind", "required: one of " + ", ".join(sorted(benches))))
         return None
     if kind not in benches:
-        problems.append(
-            Problem(
-                f"{where}.kind",
-                f"unknown bench kind {kind!r}; one of {', '.join(sorted(benches))}"
-                + did_you_mean(kind, sorted(benches)),
-            )
-        )
+        problems.append(Problem(f"{where}.kind", _unknown("bench kind", kind, benches)))
         return None
     bench = benches[kind]
     label = table.get("label", kind)
@@ -51,8 +45,12 @@ def validate_bench(
     timeout = scalar_value(table, "timeout_s", TIMEOUT, f"{where}.", problems)
     norm_impls = _validate_norms(where, bench, table, problems)
     table = _current_names(where, kind, bench.params, table, problems)
-    sweep = _validate_values(where, "sweep", bench.params, table.get("sweep", {}), problems, as_list=True)
-    params = _validate_values(where, "params", bench.params, table.get("params", {}), problems, as_list=False)
+    sweep = _validate_values(
+        where, "sweep", kind, bench.params, table.get("sweep", {}), problems, as_list=True
+    )
+    params = _validate_values(
+        where, "params", kind, bench.params, table.get("params", {}), problems, as_list=False
+    )
     for key in sorted(set(sweep) & set(params)):
         problems.append(Problem(f"{where}.params.{key}", "also given in sweep; give it in one place"))
     # "Missing" means not written at all: a key given with a bad value already has its own problem.
@@ -95,13 +93,7 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
     for j, entry in enumerate(names):
         norm_name, _, impl_name = entry.partition(":")
         if norm_name not in norms:
-            problems.append(
-                Problem(
-                    f"{where}.norms[{j}]",
-                    f"unknown norm {norm_name!r}; one of {', '.join(sorted(norms))}"
-                    + did_you_mean(norm_name, sorted(norms)),
-                )
-            )
+            problems.append(Problem(f"{where}.norms[{j}]", _unknown("norm", norm_name, norms)))
             continue
         norm = norms[norm_name]
         if impl_name:
@@ -135,6 +127,27 @@ def _validate_norms(where, bench, table, problems) -> list[tuple[str | None, str
     return pairs
 
 
+def _current_kind(where, kind, table, problems) -> tuple[Any, dict[str, Any]]:
+    """The kind of a table whose cases moved to another (core/renames.py MOVES), the table in its terms:
+    kind = "stability" with model = "encdec" is kind = "encdec" (the old spelling is an alias, as a renamed
+    parameter's: suites written before, and the suite text an older run's `run --resume` reads)."""
+    for move in (m for version in sorted(MOVES) for m in MOVES[version] if m.old == kind):
+        sweep, params = table.get("sweep"), table.get("params")
+        if isinstance(sweep, dict) and move.key in sweep:
+            new = f'{move.key} = "{move.value}" is bench kind "{move.new}" now: one table of each kind'
+            problems.append(Problem(f"{where}.sweep.{move.key}", new))
+            table = {**table, "sweep": {k: v for k, v in sweep.items() if k != move.key}}
+        if isinstance(params, dict) and params.get(move.key) in (move.value, move.stays):
+            first = move.first if params[move.key] == move.value else {}
+            rest = {k: v for k, v in params.items() if k != move.key and not (k in first and first[k] == v)}
+            return (move.new if first else kind), {**table, "params": rest}
+    return kind, table
+
+
+def _unknown(what: str, name: str, known) -> str:
+    return f"unknown {what} {name!r}; one of {', '.join(sorted(known))}" + did_you_mean(name, sorted(known))
+
+
 def _current_names(where, kind, specs, table, problems) -> dict[str, Any]:
     """The bench table with renamed parameters under their current names (core/renames.py): the old
     spelling is an alias, so suites written before, and the suite text stored in older runs that
@@ -154,13 +167,17 @@ def _current_names(where, kind, specs, table, problems) -> dict[str, Any]:
     return out
 
 
-def _validate_values(where, section, specs, values, problems, *, as_list: bool) -> dict[str, Any]:
+def _validate_values(where, section, kind, specs, values, problems, *, as_list: bool) -> dict[str, Any]:
     if not isinstance(values, dict):
         problems.append(Problem(f"{where}.{section}", "must be a table"))
         return {}
     out: dict[str, Any] = {}
     for key, value in values.items():
         path = f"{where}.{section}.{key}"
+        if key not in specs and (gone := retired(kind, key)):
+            if (value if as_list and isinstance(value, list) else [value]) != [gone[0]]:
+                problems.append(Problem(path, gone[1]))
+            continue
         if key not in specs:
             problems.append(
                 Problem(

@@ -13,11 +13,6 @@ from normbench.suite.expand import expand
 from normbench.suite.load import parse_suite
 
 
-def every_kind_columns() -> dict[str, str]:
-    """The columns of a run of every bench kind: for a store made without a suite (tests make some)."""
-    return declare_columns(all_benches().values())
-
-
 def version_1_columns(manifest: dict[str, Any], parts: list[Path]) -> dict[str, str]:
     """A version-1 run's columns: those its stored suite declares today, plus any its parts hold (a suite
     this normbench no longer accepts still gives the parts' own columns)."""

@@ -37,13 +37,12 @@ def timer_for(device: str, *, cache: str = "warm", graph: bool = False, **option
     raise ValueError(f"no timer for device {device!r}")
 
 
-def measure_interleaved(timer, fns: dict, rounds: int, seed: int | None = None, relayout=None) -> dict:
+def measure_interleaved(timer, fns: dict, rounds: int, seed: int | None = None) -> dict:
     """Time several callables in paired rounds, each round taking a share of timer.samples samples of every
     callable in turn, so that drifting load falls on all of them alike; with `seed` the order within a round
     is shuffled. A value of fns may be a list of callables, one per placement (round r times placement r %
-    len). `relayout` (timing/layout.py) is called before each round and what it returns is held through it.
-    Returns name -> Samples, raw times in order. Warm-up, calibration and the extras: docs/methodology.md,
-    "Notes from the code"."""
+    len). Returns name -> Samples, raw times in order. Warm-up, calibration and the extras:
+    docs/methodology.md, "Paired rounds"."""
     import copy
     import random
 
@@ -55,7 +54,6 @@ def measure_interleaved(timer, fns: dict, rounds: int, seed: int | None = None, 
     rng = random.Random(seed) if seed is not None else None
     merged: dict[str, Samples] = {}
     for r, share in enumerate(shares):
-        held = relayout() if relayout is not None else None  # a heap block held through the round
         names = list(fns)
         if rng is not None:
             rng.shuffle(names)
@@ -80,7 +78,6 @@ def measure_interleaved(timer, fns: dict, rounds: int, seed: int | None = None, 
                 t.inner = s.inner
                 if hasattr(t, "quiet_calls"):  # the heap has settled in round 0: a short check will do
                     t.quiet_calls, t.settle_max = 1, 3
-        del held  # freed before the next round takes its own
     for samples in merged.values():
         samples.extra["round_sizes"] = shares
     return merged

@@ -106,9 +106,3 @@ def flush_buffer(device: str = "cpu") -> FlushBuffer:
     if key not in _buffers:
         _buffers[key] = FlushBuffer(2 * size, device)
     return _buffers[key]
-
-
-def cache_info(device: str = "cpu") -> dict:
-    """What the cold mode flushes on this device, for the run's environment record."""
-    size, source = cpu_llc_bytes() if device == "cpu" else gpu_l2_bytes()
-    return {"cache_bytes": size, "cache_source": source, "flush_bytes": 2 * size}

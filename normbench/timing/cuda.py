@@ -1,6 +1,6 @@
 """CUDA timer: CUDA events around each sample, read only after a device synchronize.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "GPU check"."""
 
 from __future__ import annotations
 

@@ -51,28 +51,106 @@ def worker_env(extra: dict[str, str] | None = None, *, code: str | None = None) 
 def run_fresh(module: str, plan: dict, *, python: str | None = None, env: dict | None = None) -> Fresh:
     """`python -m module PLAN OUT` in a new process (never two at once: the caller waits), PLAN holding
     `plan` as JSON; the lines it wrote to OUT, whole ones only, however it ended."""
-    with tempfile.TemporaryDirectory(prefix="normbench-worker-") as tmp:
-        plan_path, out_path = Path(tmp) / "plan.json", Path(tmp) / "out.jsonl"
-        plan_path.write_text(json.dumps(plan))
-        out_path.touch()
-        done = subprocess.run(
-            [python or sys.executable, "-m", module, str(plan_path), str(out_path)],
-            env=env if env is not None else worker_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-            # its own session: a Ctrl-C at the terminal reaches the parent, which finishes or stops the
-            # worker itself (subprocess.run kills it when the parent stops at once)
-            start_new_session=True,
-            preexec_fn=die_with_parent(),  # a SIGKILL of the parent (a cancelled CI job) ends the worker too
-        )
-        lines = []
-        for text in out_path.read_text().splitlines():
+    return Started(module, plan=plan, python=python, env=env).run()
+
+
+class Started:
+    """A fresh worker process. Given its plan at once, `python -m module PLAN OUT`. Started ahead
+    (plan=None), `python -m module --wait OUT [ARG...]`: it imports what it needs (torch: ~1.5 s), says
+    "ready" on stdout and waits for its plan's path on stdin, so workers started together before the first
+    of them times import side by side instead of one after another, and no import runs beside a process
+    that is timing. One never given a plan exits when its stdin ends (`close`)."""
+
+    def __init__(
+        self,
+        module: str,
+        *args: str,
+        plan: dict | None = None,
+        python: str | None = None,
+        env: dict | None = None,
+    ):
+        self._tmp = tempfile.TemporaryDirectory(prefix="normbench-worker-")
+        tmp = Path(self._tmp.name)
+        self._plan, self._out, self._err = tmp / "plan.json", tmp / "out.jsonl", tmp / "stderr.txt"
+        self._out.touch()
+        self.ahead = plan is None
+        if not self.ahead:
+            self._plan.write_text(json.dumps(plan))
+        head = ["--wait", str(self._out)] if self.ahead else [str(self._plan), str(self._out)]
+        with open(self._err, "w") as err:
+            self._proc = subprocess.Popen(
+                [python or sys.executable, "-m", module, *head, *args],
+                env=env if env is not None else worker_env(),
+                stdin=subprocess.PIPE if self.ahead else subprocess.DEVNULL,
+                stdout=subprocess.PIPE if self.ahead else subprocess.DEVNULL,
+                stderr=err,
+                text=True,
+                # its own session: a Ctrl-C at the terminal reaches the parent, which finishes or stops the
+                # worker itself (close)
+                start_new_session=True,
+                preexec_fn=die_with_parent(),  # a SIGKILL of the parent (a cancelled CI job) ends the worker too
+            )
+        self._ready: bool | None = None
+
+    def ready(self) -> bool:
+        """Wait until a worker started ahead has done its imports; False when it ended first."""
+        if self._ready is None:
+            self._ready = self._proc.stdout.readline().strip() == "ready"
+        return self._ready
+
+    def run(self, plan: dict | None = None) -> Fresh:
+        """Give a worker started ahead its `plan`; wait for the worker to end: the lines it wrote to OUT
+        (whole ones only), its exit status and stderr."""
+        try:
+            if self.ahead:
+                self._plan.write_text(json.dumps(plan))
+                if self.ready():
+                    self._proc.stdin.write(f"{self._plan}\n")
+                self._proc.stdin.close()
+            self._proc.wait()
+            lines = []
+            for text in self._out.read_text().splitlines():
+                try:
+                    lines.append(json.loads(text))
+                except json.JSONDecodeError:  # the line it was writing when it died
+                    break
+            return Fresh(lines, self._proc.returncode, self._err.read_text(errors="replace"))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End it if it still runs (never given a plan, or the parent is stopping); remove its files."""
+        if self._proc.poll() is None:
             try:
-                lines.append(json.loads(text))
-            except json.JSONDecodeError:  # the line it was writing when it died
-                break
-    return Fresh(lines, done.returncode, done.stderr or "")
+                if self.ahead and not self._proc.stdin.closed:
+                    self._proc.stdin.close()  # a worker waiting for its plan ends at once
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None and not stream.closed:
+                stream.close()
+        self._tmp.cleanup()
+
+
+def worker_args(argv: list[str]) -> tuple[str | None, str, list[str]]:
+    """A worker's (PLAN, OUT, rest) from its argv: `PLAN OUT ...`, or, started ahead, `--wait OUT ...`
+    (PLAN None: `wait_for_plan` reads it once the worker's imports are done)."""
+    if argv[0] == "--wait":
+        return None, argv[1], argv[2:]
+    return argv[0], argv[1], argv[2:]
+
+
+def wait_for_plan() -> str | None:
+    """In a worker started ahead: say "ready", read the plan's path (None: stdin ended, no plan for it) and
+    send later output to /dev/null (nobody reads the pipe any more)."""
+    print("ready", flush=True)
+    line = sys.stdin.readline().strip()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return line or None
 
 
 def exit_reason(returncode: int, stderr: str) -> str:

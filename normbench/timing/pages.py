@@ -80,11 +80,6 @@ def check_pages(option: str | None) -> str | None:
     return env
 
 
-def applied_state() -> str | None:
-    """The state apply_state put this process in, None before it ran."""
-    return _applied["asked"] if _applied else None
-
-
 def worker_env() -> dict[str, str]:
     """The variables that put a Ray worker in this process's state (executors/ray_cluster.py passes them
     on; the worker's torch reads its part at its first allocation): the only way the state travels."""

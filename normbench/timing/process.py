@@ -49,7 +49,7 @@ def _apply_policy() -> dict:
 def reset_cache_state(device: str, cache: str):
     """Before a warm-cache CPU case is timed, rewrite the last-level cache with the process's flush buffer
     (timing/cache.py, twice the LLC, the same buffer cold mode uses) and return it; None where nothing was
-    done (a GPU, or a cold case, whose timer flushes before every sample anyway). Why: docs/methodology.md, "Other process state"."""
+    done (a GPU, or a cold case, whose timer flushes before every sample anyway). Why: docs/methodology.md, "Measuring honestly"."""
     if device != "cpu" or cache != "warm":
         return None
 

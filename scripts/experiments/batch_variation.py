@@ -5,7 +5,8 @@ i.i.d. tokens; r < 1: every batch is alike; r > 1: batches differ in content, th
 batch statistics fluctuate (PowerNorm, Shen et al. 2020, §3). The figures behind docs/results.md
 "Batch composition".
 
-    python scripts/experiments/batch_variation.py [--batches 1000] [--batch 16] [--seq 64] [--data text,stdlib,mix]
+    python scripts/experiments/batch_variation.py [--batches 1000] [--batch 16] [--seq 64] [--data text,code,stdlib,mix]
+                                                  [--max-tokens 1152]  (padded/bucketed under a token budget)
                                                   [--corpus-dir DIR]   (your own text, as data = "text" with corpus_dir)
 
 Deterministic (seeded); it reads the corpora and trains nothing.
@@ -47,6 +48,7 @@ def main() -> None:
     ap.add_argument("--data", default="text,stdlib,mix")
     ap.add_argument("--batching", default="windows,padded,bucketed")
     ap.add_argument("--segment", default="sentence")
+    ap.add_argument("--max-tokens", type=int, default=0, help="padded batching under a token budget")
     ap.add_argument("--corpus-dir", default="", help="measure this folder's text (data = text, corpus_dir)")
     args = ap.parse_args()
     print(
@@ -61,6 +63,7 @@ def main() -> None:
             spec = TrainSpec(
                 lr=1e-3, warmup=0, steps=args.batches, every=10, batch=args.batch, seq=args.seq,
                 data_seed=1234, objective="masked", batching=batching, segment=args.segment,
+                max_tokens=args.max_tokens if batching != "windows" else 0,
             )  # fmt: skip
             v = variation(data, spec, args.batches)
             print(

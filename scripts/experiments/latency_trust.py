@@ -1,4 +1,4 @@
-"""The latency-trust goals, measured in one command (`make selfcheck-bench`, about 3 minutes on 2 cores):
+"""The latency-trust goals, measured in one command (`python scripts/experiments/latency_trust.py`, about 3 minutes on 2 cores):
 
 1. agreement with torch.utils.benchmark at 1 thread, every op of `normbench selfcheck` (LayerNorm 512x256
    and 4096x1024, RMSNorm 4096x1024 and 2048x2048, copy 4096x1024), in fresh processes taking the ops in

@@ -1,4 +1,4 @@
-"""Every bad-input attempt of the corpus (corpus.py, corpus_round3.py, corpus_round4.py) ends with its one-line message, its exit code, no
+"""Every bad-input attempt of the corpus (corpus.py, corpus_stored_runs.py, corpus_names_and_numbers.py) ends with its one-line message, its exit code, no
 traceback, and the stated files on disk."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 from corpus import ATTEMPTS, Attempt
-from corpus_round3 import ROUND3
-from corpus_round4 import ROUND4
+from corpus_names_and_numbers import NAMES_AND_NUMBERS
+from corpus_stored_runs import STORED_RUNS
 
 from normbench.results.store import RunStore
 
@@ -38,7 +38,9 @@ def _rename_run(part, run_id):
 
 
 @pytest.mark.parametrize(
-    "attempt", ATTEMPTS + ROUND3 + ROUND4, ids=[a.id for a in ATTEMPTS + ROUND3 + ROUND4]
+    "attempt",
+    ATTEMPTS + STORED_RUNS + NAMES_AND_NUMBERS,
+    ids=[a.id for a in ATTEMPTS + STORED_RUNS + NAMES_AND_NUMBERS],
 )
 def test_attempt(attempt: Attempt, tmp_path, monkeypatch, cli, stored_run):
     for name, content in attempt.files.items():

@@ -1,6 +1,6 @@
 """Claims: named, checkable statements from the papers, one function each, evaluated on stored rows.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/claims.md, "How a verdict is reached"."""
 
 from __future__ import annotations
 

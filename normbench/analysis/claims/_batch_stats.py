@@ -21,7 +21,11 @@ def premise_runs(frame):
     runs = training_runs(frame)
     if runs.empty or "batching" not in runs:
         return runs.iloc[0:0]
-    return runs[(runs["objective"] == "masked") & runs["batching"].isin(UNITS)]
+    runs = runs[(runs["objective"] == "masked") & runs["batching"].isin(UNITS)]
+    if "max_tokens" in runs and "batch" in runs:  # under a token budget `batch` is unused: no setting's label
+        budget = runs["max_tokens"].fillna(0).astype(float) > 0
+        runs = runs.assign(batch=runs["batch"].astype(object).where(~budget, None))
+    return runs
 
 
 PREMISE_NO_DATA = (

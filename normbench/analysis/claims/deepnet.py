@@ -6,6 +6,8 @@ deepnet_update.py, the gradient claims (Fig. 3a) in deepnet_grads.py."""
 
 from __future__ import annotations
 
+import functools
+
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
 from normbench.analysis.claims.stats import (
     NOT_CONVERGED_GAP,
@@ -21,8 +23,25 @@ from normbench.analysis.claims.stats import (
 from normbench.analysis.runs import stability_runs
 
 
-def _count(g, status="stuck") -> str:
+def count(g, status="stuck") -> str:
     return f"{int((g['status'] == status).sum())}/{len(g)}"
+
+
+def with_runs(runs_of, missing: str):
+    """A claim on `runs_of(frame)`: called as fn(frame, runs), NO_DATA `missing` when there are none."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def judged(frame):
+            runs = runs_of(frame)
+            return Verdict(NO_DATA, missing) if runs.empty else fn(frame, runs)
+
+        return judged
+
+    return wrap
+
+
+on_training_runs = with_runs(deepnet_training_runs, "no stability runs")
 
 
 @claim(
@@ -39,7 +58,7 @@ def postln_no_warmup_stuck_deep(frame):
     deep = runs if runs.empty else runs[runs["depth"] >= 12]
     if deep.empty:
         return Verdict(NO_DATA, "needs Post-LN Xavier runs without warmup at L ≥ 12")
-    parts = [f"L={int(L)}: stuck {_count(g)}" for L, g in deep.groupby("depth")]
+    parts = [f"L={int(L)}: stuck {count(g)}" for L, g in deep.groupby("depth")]
     ok = bool((deep["status"] == "stuck").all())
     m, lo, hi = mean_ci(deep["unigram_loss"] - deep["final_loss"])
     return Verdict(
@@ -47,12 +66,14 @@ def postln_no_warmup_stuck_deep(frame):
     )
 
 
-def _behind_reference(runs, placement_init, reference_init, warmup, depth_ok):
-    """Runs of `placement_init` at warmup and depth, each marked stuck or not_converged vs the reference
-    (the same seed and every swept parameter but init)."""
-    group = pick(runs, placement="post", init=placement_init, warmup=warmup, depth=depth_ok)
-    ref = pick(runs, placement="post", init=reference_init, warmup=warmup, depth=depth_ok)
-    return group.assign(behind=not_converged(group, ref, compared=("init",))), ref
+def stuck_or_behind(group, ref, compared=("init",)):
+    """(per run of `group`: stuck, or not_converged behind its paired `ref` run; the mean gap behind it, its
+    interval), or None when no run of `group` has a paired reference (the same seed and swept parameters)."""
+    behind = not_converged(group, ref, compared=compared)
+    if behind.isna().all():
+        return None
+    failed = (group["status"] == "stuck") | (behind == True)  # noqa: E712 (NaN is not True)
+    return failed, *mean_ci(behind_reference(group, ref, compared=compared).dropna())
 
 
 @claim(
@@ -64,19 +85,17 @@ def _behind_reference(runs, placement_init, reference_init, warmup, depth_ok):
     threshold=f"every seed stuck or not_converged (≥ {NOT_CONVERGED_GAP} nats behind: ~40% of what the reference "
     "learns beyond the unigram loss, far above the ~0.02 nats seed sd of converged runs)",
 )
-def postln_warmup_not_converged_very_deep(frame):
-    runs = deepnet_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
-    group, ref = _behind_reference(runs, "xavier", "depth_scaled", lambda w: w > 0, lambda L: L >= 18)
-    if group.empty or group["behind"].isna().all():
+@on_training_runs
+def postln_warmup_not_converged_very_deep(frame, runs):
+    deep = {"placement": "post", "warmup": lambda w: w > 0, "depth": lambda L: L >= 18}
+    group, ref = pick(runs, **deep, init="xavier"), pick(runs, **deep, init="depth_scaled")
+    if group.empty or (judged := stuck_or_behind(group, ref)) is None:
         return Verdict(
             NO_DATA, "needs Post-LN and Post-LN-init, both with warmup, at L ≥ 18 with shared seeds"
         )
-    failed = (group["status"] == "stuck") | (group["behind"] == True)  # noqa: E712 (NaN is not True)
-    m, lo, hi = mean_ci(behind_reference(group, ref, compared=("init",)).dropna())
+    failed, m, lo, hi = judged
     parts = [
-        f"L={int(L)}: {int(failed[g.index].sum())}/{len(g)} stuck or not_converged (stuck {_count(g)})"
+        f"L={int(L)}: {int(failed[g.index].sum())}/{len(g)} stuck or not_converged (stuck {count(g)})"
         for L, g in group.groupby("depth")
     ]
     return Verdict(
@@ -95,10 +114,8 @@ def postln_warmup_not_converged_very_deep(frame):
     threshold="the 95% t-interval of the paired loss difference (no warmup − warmup) lies above 0: 'helps' in "
     "expectation over seeds, not in every seed",
 )
-def warmup_helps_at_12(frame):
-    runs = deepnet_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
+@on_training_runs
+def warmup_helps_at_12(frame, runs):
     post = {"placement": "post", "init": "xavier", "depth": 12}
     pairs = paired(runs, {**post, "warmup": 0}, {**post, "warmup": 100})
     if len(pairs) < 2:
@@ -106,20 +123,40 @@ def warmup_helps_at_12(frame):
     m, lo, hi = mean_ci(pairs["final_loss"] - pairs["final_loss_ref"])
     return Verdict(
         PASS if lo > 0 else FAIL,
-        f"no warmup {pairs['final_loss'].mean():.3f} (stuck {_count(pairs)}), "
+        f"no warmup {pairs['final_loss'].mean():.3f} (stuck {count(pairs)}), "
         f"warmup {pairs['final_loss_ref'].mean():.3f} "
-        f"(stuck {_count(pairs.drop(columns='status').rename(columns={'status_ref': 'status'}))}); "
+        f"(stuck {count(pairs.drop(columns='status').rename(columns={'status_ref': 'status'}))}); "
         f"paired gain {m:.3f} nats over {len(pairs)} pairs",
         seeds_text(pairs["seed"]),
         f"gain {fmt_ci(lo, hi)}",
     )
 
 
-LEARNERS = {
+# the configurations the claims name, by the words their verdicts use
+CONFIGS = {
+    "post/xavier, no warmup": {"placement": "post", "init": "xavier", "warmup": 0},
     "pre/xavier, no warmup": {"placement": "pre", "init": "xavier", "warmup": 0},
     "deepnorm/deepnorm, no warmup": {"placement": "deepnorm", "init": "deepnorm", "warmup": 0},
     "post/1/k_l, warmup 100": {"placement": "post", "init": "depth_scaled", "warmup": 100},
 }
+LEARNERS = {k: CONFIGS[k] for k in list(CONFIGS)[1:]}  # what the papers present as stable
+
+
+def learners_verdict(runs, per_group, what: str = "") -> Verdict:
+    """PASS when every seed of each LEARNERS configuration is ok; per_group(g): the text after its ok count."""
+    parts, ok, seeds, gains = [], True, [], []
+    for name, cond in LEARNERS.items():
+        g = pick(runs, **cond)
+        if g.empty:
+            return Verdict(NO_DATA, f"no {what}runs of {name}")
+        ok &= bool((g["status"] == "ok").all())
+        parts.append(f"{name}: ok {count(g, 'ok')}{per_group(g)}")
+        seeds += list(g["seed"])
+        gains += list(g["unigram_loss"] - g["final_loss"])
+    m, lo, hi = mean_ci(gains)
+    return Verdict(
+        PASS if ok else FAIL, "; ".join(parts), seeds_text(seeds), f"unigram − loss {fmt_ci(lo, hi)}"
+    )
 
 
 @claim(
@@ -130,24 +167,12 @@ LEARNERS = {
     threshold="every seed ok (neither stuck nor diverged): these are the configurations the papers present as "
     "stable, so one failure is a counter-example",
 )
-def learners_learn(frame):
-    runs = deepnet_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
-    parts, ok, seeds, gains = [], True, [], []
-    for name, cond in LEARNERS.items():
-        g = pick(runs, **cond)
-        if g.empty:
-            return Verdict(NO_DATA, f"no runs of {name}")
-        ok &= bool((g["status"] == "ok").all())
-        depths = ",".join(str(int(L)) for L in sorted(g["depth"].unique()))
-        parts.append(f"{name}: ok {_count(g, 'ok')} (L={depths})")
-        seeds += list(g["seed"])
-        gains += list(g["unigram_loss"] - g["final_loss"])
-    m, lo, hi = mean_ci(gains)
-    return Verdict(
-        PASS if ok else FAIL, "; ".join(parts), seeds_text(seeds), f"unigram − loss {fmt_ci(lo, hi)}"
-    )
+@on_training_runs
+def learners_learn(frame, runs):
+    def depths(g) -> str:
+        return " (L=" + ",".join(str(int(L)) for L in sorted(g["depth"].unique())) + ")"
+
+    return learners_verdict(runs, depths)
 
 
 INIT_VS_WARMUP = ("init", "warmup")  # 1/k_l without warmup against Xavier with warmup 300
@@ -163,25 +188,21 @@ INIT_VS_WARMUP = ("init", "warmup")  # 1/k_l without warmup against Xavier with 
     "with a 300-step warmup alone (the whole run) is stuck or ≥ 0.3 nats behind it (paired runs)",
     threshold="every seed: 1/k_l without warmup ok; Xavier + warmup 300 stuck or not_converged against it",
 )
-def postln_init_trains_without_warmup_at_12(frame):
-    runs = deepnet_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
+@on_training_runs
+def postln_init_trains_without_warmup_at_12(frame, runs):
     init = pick(runs, placement="post", init="depth_scaled", warmup=0, depth=12)
     warm = pick(runs, placement="post", init="xavier", warmup=300, depth=12)
     if init.empty or warm.empty:
         return Verdict(NO_DATA, "needs Post-LN-init without warmup and Post-LN with warmup 300 at L = 12")
-    behind = not_converged(warm, init, compared=INIT_VS_WARMUP)
-    if behind.isna().all():
+    if (judged := stuck_or_behind(warm, init, INIT_VS_WARMUP)) is None:
         return Verdict(
             NO_DATA, "no Xavier + warmup 300 run has a 1/k_l run at the same seed and swept parameters"
         )
-    failed = (warm["status"] == "stuck") | (behind == True)  # noqa: E712
+    failed, m, lo, hi = judged
     ok = bool((init["status"] == "ok").all()) and bool(failed.all())
-    m, lo, hi = mean_ci(behind_reference(warm, init, compared=INIT_VS_WARMUP).dropna())
     return Verdict(
         PASS if ok else FAIL,
-        f"1/k_l no warmup: ok {_count(init, 'ok')}, loss {init['final_loss'].mean():.3f}; Xavier warmup 300: "
+        f"1/k_l no warmup: ok {count(init, 'ok')}, loss {init['final_loss'].mean():.3f}; Xavier warmup 300: "
         f"{int(failed.sum())}/{len(warm)} stuck or not_converged, loss {warm['final_loss'].mean():.3f}",
         seeds_text(init["seed"]),
         f"gap {fmt_ci(lo, hi)}",
@@ -197,10 +218,8 @@ def postln_init_trains_without_warmup_at_12(frame):
     threshold="seed means: ≥ 2.5 and ≤ 1.6 (project's: an LN input sum of two unit-norm terms has "
     "‖x‖/√d ≈ √2 ≈ 1.41; 1.6 allows 13% above that, 2.5 is 'significantly larger' at 1.8× it)",
 )
-def stuck_ln_input_large(frame):
-    runs = deepnet_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
+@on_training_runs
+def stuck_ln_input_large(frame, runs):
     stuck = pick(runs, placement="post", init="xavier", warmup=0, status="stuck")
     good = pick(runs, placement="post", init="depth_scaled", warmup=lambda w: w > 0)
     if stuck.empty or good.empty:

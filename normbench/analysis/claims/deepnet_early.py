@@ -2,7 +2,7 @@
 Post-LN run's accumulated model update ‖F(x,θ_t) − F(x,θ_0)‖ reaches its plateau within the first steps,
 while the stable configurations keep moving. Read from the stored `model_update` series (every `every` steps).
 
-Details: docs/claims.md, "DeepNet (Wang et al. 2022) — training runs"."""
+Details: docs/claims.md, "DeepNet (Wang et al. 2022, arXiv:2203.00555) — training runs"."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Disagreement, Verdict, claim
+from normbench.analysis.claims.deepnet import on_training_runs
 from normbench.analysis.claims.stats import (
-    deepnet_training_runs,
     fmt_ci,
     mean_ci,
     paired,
@@ -70,10 +70,8 @@ def _ratio_verdict(pairs, label: str, ok_when_above: bool = True) -> Verdict:
     "past the first-steps transient (judged apart by top_block_grad_at_init). Each seed counts once (its "
     "window mean), paired on every swept parameter",
 )
-def top_block_grad_postln_init_larger(frame):
-    runs = deepnet_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
+@on_training_runs
+def top_block_grad_postln_init_larger(frame, runs):
     pairs = _top_grads(frame, runs, *WINDOW)
     if pairs.empty:
         return Verdict(NO_DATA, "needs Post-LN and Post-LN-init with warmup 100 at L ≥ 12 with shared seeds")
@@ -101,10 +99,8 @@ def top_block_grad_postln_init_larger(frame):
         "re-documenting",
     ),
 )
-def top_block_grad_at_init(frame):
-    runs = deepnet_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no stability runs")
+@on_training_runs
+def top_block_grad_at_init(frame, runs):
     pairs = _top_grads(frame, runs, 1, 1)
     if pairs.empty:
         return Verdict(NO_DATA, "needs Post-LN and Post-LN-init with warmup 100 at L ≥ 12 with shared seeds")

@@ -1,7 +1,7 @@
 """DeepNet's model-update claims (Wang et al. 2022, Fig. 5, §4.3, Thm 4.2) on the one-step update runs of
 the `stability` bench (judge = false, steps = 1): ΔF = mean over probe tokens of ‖F(x,θ₁) − F(x,θ₀)‖.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/claims.md, "DeepNet — the model update"."""
 
 from __future__ import annotations
 

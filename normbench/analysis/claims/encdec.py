@@ -1,19 +1,17 @@
-"""DeepNet's encoder-decoder claims (Wang et al. 2022, Table 1, §3 Fig. 3-4 at 18L-18L) on the stability bench's
-model = "encdec" runs: the constants the model was built with, and DeepNet's control groups in the encoder-
-decoder. The model-update claims and Theorem 4.3 are in encdec_update.py. Runs are one row each
+"""DeepNet's encoder-decoder claims (Wang et al. 2022, Table 1, §3 Fig. 3-4 at 18L-18L) on the encdec bench's
+runs: the constants the model was built with, and DeepNet's control groups in the encoder-decoder. The model-update claims and Theorem 4.3 are in encdec_update.py. Runs are one row each
 (`encdec_runs`), N and M the encoder and decoder layers; two groups are compared by the one pairing rule
 (`stats.paired` / `behind_reference`: same seed and every other swept parameter)."""
 
 from __future__ import annotations
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, Verdict, claim
+from normbench.analysis.claims.deepnet import count, learners_verdict, stuck_or_behind, with_runs
 from normbench.analysis.claims.stats import (
     NOT_CONVERGED_GAP,
     TRAINING,
-    behind_reference,
     fmt_ci,
     mean_ci,
-    not_converged,
     pick,
     seeds_text,
 )
@@ -27,7 +25,7 @@ ALPHA_RTOL = 1e-9
 def encdec_runs(frame):
     """One row per encoder-decoder case, with N (encoder layers) and M (decoder layers) resolved. DeepNet's
     claims read per-token norms only: a batch-statistics encoder (PowerNorm's cell) is encdec_norms.py's."""
-    runs = stability_runs(frame, model="encdec")
+    runs = stability_runs(frame, "encdec")
     if runs.empty:
         return runs
     runs = runs[~runs["norm"].map(lambda n: get_norm(n.partition(":")[0]).mixes_tokens)]
@@ -43,9 +41,13 @@ def encdec_training_runs(frame):
     return runs if runs.empty else pick(runs, **TRAINING)
 
 
+on_encdec_runs = with_runs(encdec_runs, "no encoder-decoder runs")
+on_encdec_training_runs = with_runs(encdec_training_runs, "no encoder-decoder training runs")
+
+
 def case_values(frame, metric: str, **labels):
     """Per case_id, the value of one stored metric of the encoder-decoder runs (labels: step, site, ...)."""
-    rows = frame[(frame["bench"] == "stability") & (frame["metric"] == metric)]
+    rows = frame[(frame["bench"] == "encdec") & (frame["metric"] == metric)]
     for key, want in labels.items():
         rows = rows[rows[key] == want]
     return rows.groupby("case_id")["value"].mean()
@@ -83,10 +85,8 @@ GAIN_SITES = {
     "its formula (a std estimated from n normal draws has relative SE 1/√(2n): ≈ 0.2% for 6 layers at d = 64; "
     "torchscale's encoder gain 1.15(N⁴M)^{-1/16}, 1.32× the table's, would be > 100 SE away)",
 )
-def encdec_deepnorm_constants(frame):
-    runs = encdec_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no encoder-decoder runs")
+@on_encdec_runs
+def encdec_deepnorm_constants(frame, runs):
     alphas = pick(runs, placement="deepnorm")
     gains = pick(runs, init="deepnorm")
     if alphas.empty or gains.empty:
@@ -129,10 +129,6 @@ def encdec_deepnorm_constants(frame):
     )
 
 
-def _count(g, status="stuck") -> str:
-    return f"{int((g['status'] == status).sum())}/{len(g)}"
-
-
 @claim(
     "encdec_postln_no_warmup_stuck_deep",
     source="DeepNet §3, Fig. 3c (18L-18L on IWSLT-14): 'Post-LN-init converged while Post-LN did not'; Fig. 4: "
@@ -148,7 +144,7 @@ def encdec_postln_no_warmup_stuck_deep(frame):
     deep = runs if runs.empty else runs[(runs["N"] >= 12) & (runs["M"] >= 12)]
     if deep.empty:
         return Verdict(NO_DATA, "needs encoder-decoder Post-LN Xavier runs without warmup at N = M ≥ 12")
-    parts = [f"{k}: stuck {_count(g)}" for k, g in deep.groupby("layers")]
+    parts = [f"{k}: stuck {count(g)}" for k, g in deep.groupby("layers")]
     m, lo, hi = mean_ci(deep["unigram_loss"] - deep["final_loss"])
     return Verdict(
         PASS if bool((deep["status"] == "stuck").all()) else FAIL,
@@ -167,36 +163,25 @@ def encdec_postln_no_warmup_stuck_deep(frame):
     threshold=f"every seed stuck or not_converged (≥ {NOT_CONVERGED_GAP} nats behind the paired Post-LN-init "
     "run), as the decoder-only claim",
 )
-def encdec_postln_warmup_not_converged_18(frame):
-    runs = encdec_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no encoder-decoder training runs")
+@on_encdec_training_runs
+def encdec_postln_warmup_not_converged_18(frame, runs):
     deep = {"placement": "post", "warmup": lambda w: w > 0, "N": lambda n: n >= 18, "M": lambda m: m >= 18}
     group, ref = pick(runs, **deep, init="xavier"), pick(runs, **deep, init="depth_scaled")
     if group.empty or ref.empty:
         return Verdict(
             NO_DATA, "needs Post-LN and Post-LN-init encoder-decoder runs with warmup at N = M ≥ 18"
         )
-    behind = not_converged(group, ref, compared=("init",))
-    if behind.isna().all():
+    if (judged := stuck_or_behind(group, ref)) is None:
         return Verdict(NO_DATA, "the Post-LN and Post-LN-init runs share no seed")
-    failed = (group["status"] == "stuck") | (behind == True)  # noqa: E712 (NaN is not True)
-    m, lo, hi = mean_ci(behind_reference(group, ref, compared=("init",)).dropna())
+    failed, m, lo, hi = judged
     return Verdict(
         PASS if bool(failed.all()) else FAIL,
-        f"Post-LN + warmup {int(failed.sum())}/{len(group)} stuck or not_converged (stuck {_count(group)}), loss "
+        f"Post-LN + warmup {int(failed.sum())}/{len(group)} stuck or not_converged (stuck {count(group)}), loss "
         f"{group['final_loss'].mean():.3f}; Post-LN-init + warmup {ref['final_loss'].mean():.3f} "
-        f"(ok {_count(ref, 'ok')}); behind by {m:.3f} nats",
+        f"(ok {count(ref, 'ok')}); behind by {m:.3f} nats",
         seeds_text(group["seed"]),
         f"gap {fmt_ci(lo, hi)}",
     )
-
-
-LEARNERS = {
-    "pre/xavier, no warmup": {"placement": "pre", "init": "xavier", "warmup": 0},
-    "deepnorm/deepnorm, no warmup": {"placement": "deepnorm", "init": "deepnorm", "warmup": 0},
-    "post/1/k_l, warmup 100": {"placement": "post", "init": "depth_scaled", "warmup": 100},
-}
 
 
 @claim(
@@ -208,25 +193,14 @@ LEARNERS = {
     threshold="every seed ok (neither stuck nor diverged): one failure is a counter-example; the token "
     "accuracy is reported beside it",
 )
-def encdec_learners_learn(frame):
-    runs = encdec_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no encoder-decoder training runs")
+@on_encdec_training_runs
+def encdec_learners_learn(frame, runs):
     accuracy = case_values(frame, "token_accuracy")
-    parts, ok, seeds, gains = [], True, [], []
-    for name, cond in LEARNERS.items():
-        g = pick(runs, **cond)
-        if g.empty:
-            return Verdict(NO_DATA, f"no encoder-decoder runs of {name}")
-        ok &= bool((g["status"] == "ok").all())
-        per_depth = ", ".join(
+
+    def per_depth(g) -> str:
+        return "; " + ", ".join(
             f"{k} {d['final_loss'].mean():.3f} (acc {d['case_id'].map(accuracy).mean():.3f})"
             for k, d in g.groupby("layers")
         )
-        parts.append(f"{name}: ok {_count(g, 'ok')}; {per_depth}")
-        seeds += list(g["seed"])
-        gains += list(g["unigram_loss"] - g["final_loss"])
-    m, lo, hi = mean_ci(gains)
-    return Verdict(
-        PASS if ok else FAIL, "; ".join(parts), seeds_text(seeds), f"unigram − loss {fmt_ci(lo, hi)}"
-    )
+
+    return learners_verdict(runs, per_depth, "encoder-decoder ")

@@ -21,13 +21,13 @@ from normbench.analysis.claims.norms import (
 )
 from normbench.analysis.runs import stability_runs
 
-NO_RUNS = "encoder-decoder runs (model = encdec) of LayerNorm and an encoder BatchNorm"
+NO_RUNS = "encdec runs of LayerNorm and an encoder BatchNorm"
 
 
 def encoder_norm_runs(frame):
     """Judged encoder-decoder training runs (more than one step) of the settings that hold a batch-statistics
     encoder norm: LayerNorm beside BatchNorm / PowerNorm."""
-    runs = stability_runs(frame, model="encdec")
+    runs = stability_runs(frame, "encdec")
     if runs.empty:
         return runs
     runs = runs[runs["judge"].astype(bool) & (runs["steps"] > 1)]

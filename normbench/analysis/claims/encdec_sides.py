@@ -1,4 +1,4 @@
-"""DeepNet's Theorem 4.3 on the stability bench's model = "encdec" training runs: the decoder is the less stable
+"""DeepNet's Theorem 4.3 on the encdec bench's training runs: the decoder is the less stable
 side of an encoder-decoder, because "the cross-attention propagates the magnitude growth from the encoder to
 the decoder". ΔF_ed = `model_update` (the head's input), ΔF_e = `enc_update` (the encoder's output), both
 LN outputs per token in Post-LN, so they are on one scale; the norm inputs are split by the site's stack."""
@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 
 from normbench.analysis.claims import FAIL, NO_DATA, PASS, REPORTED, Verdict, claim
+from normbench.analysis.claims.deepnet import CONFIGS
 from normbench.analysis.claims.deepnet_update import DERIVATION
-from normbench.analysis.claims.encdec import case_values, encdec_training_runs
+from normbench.analysis.claims.encdec import case_values, encdec_training_runs, on_encdec_training_runs
 from normbench.analysis.claims.encdec_update import ALONG_DEPTH, update_runs
 from normbench.analysis.claims.stats import fmt_ci, mean_ci, pick, seeds_text, settings, window_mean
 
@@ -153,11 +154,7 @@ def _with_settings(frame, sgd):
 
 
 GRAD_WINDOW = (100, 300)
-SIDES_OF = {
-    "post/xavier, no warmup": {"placement": "post", "init": "xavier", "warmup": 0},
-    "pre/xavier, no warmup": {"placement": "pre", "init": "xavier", "warmup": 0},
-    "deepnorm/deepnorm, no warmup": {"placement": "deepnorm", "init": "deepnorm", "warmup": 0},
-}
+SIDES_OF = {k: CONFIGS[k] for k in list(CONFIGS)[:3]}  # Post-LN, Pre-LN, DeepNorm without warmup
 
 
 @claim(
@@ -168,10 +165,8 @@ SIDES_OF = {
     f"and over steps {GRAD_WINDOW[0]}–{GRAD_WINDOW[1]}, per placement and depth",
     threshold="none (REPORTED): Theorem 4.3 bounds the update, not the gradient",
 )
-def encdec_gradient_by_side(frame):
-    runs = encdec_training_runs(frame)
-    if runs.empty:
-        return Verdict(NO_DATA, "no encoder-decoder training runs")
+@on_encdec_training_runs
+def encdec_gradient_by_side(frame, runs):
     step1 = {s: case_values(frame, "grad_norm", step=1, site=s) for s in ("enc", "dec")}
     window = {s: window_mean(frame, "grad_norm", *GRAD_WINDOW, site=s) for s in ("enc", "dec")}
     parts, seeds = [], []

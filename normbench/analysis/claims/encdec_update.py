@@ -1,5 +1,5 @@
-"""DeepNet's encoder-decoder model-update claims (Wang et al. 2022, §4.3, Fig. 5, Thm 4.3) on the stability
-bench's model = "encdec" runs. ΔF_ed = mean over target tokens of ‖F_ed(x, y, θ₁) − F_ed(x, y, θ₀)‖ (the
+"""DeepNet's encoder-decoder model-update claims (Wang et al. 2022, §4.3, Fig. 5, Thm 4.3) on the encdec bench's
+runs. ΔF_ed = mean over target tokens of ‖F_ed(x, y, θ₁) − F_ed(x, y, θ₀)‖ (the
 head's input, `model_update`); ΔF_e = the same over source tokens of the encoder's output (`enc_update`).
 
   * `encdec_update_deepnorm_nearly_constant` and `encdec_update_first_order_regime`: the one-step runs in

@@ -2,7 +2,7 @@
 (Shen et al. 2020), DyT (Zhu et al. 2025) and RMSNorm (Zhang & Sennrich 2019) against LayerNorm. The
 scale-invariance claims (Ba et al. 2016, §5) are in scale_invariance.py.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/claims.md, "How a verdict is reached"."""
 
 from __future__ import annotations
 
@@ -179,16 +179,7 @@ def bn_worse_than_ln(runs):
     f"('match or exceed' is one-sided: lower is fine). Why {MARGIN}: {LOSS_MARGIN_WHY}",
 )
 def dyt_preln_within_margin_of_ln(frame):
-    pairs = paired_gap(_runs(frame, objective="causal", placement="pre"), "dyt")
-    if len(pairs) < 2:
-        return Verdict(NO_DATA, "needs causal Pre-LN runs of DyT and LayerNorm, ≥ 2 shared seeds")
-    m, lo, hi = mean_ci(pairs["gap"])
-    return Verdict(
-        PASS if hi <= MARGIN else FAIL,
-        _gap_text(pairs, "dyt"),
-        seeds_text(pairs["seed"]),
-        f"gap {fmt_ci(lo, hi)}",
-    )
+    return _preln_gap(frame, "dyt", "DyT", lambda lo, hi: hi <= MARGIN)
 
 
 @claim(
@@ -201,14 +192,17 @@ def dyt_preln_within_margin_of_ln(frame):
     f"(an equivalence test: 'comparable' is two-sided). Why {MARGIN}: {LOSS_MARGIN_WHY}",
 )
 def rmsnorm_preln_matches_ln(frame):
-    pairs = paired_gap(_runs(frame, objective="causal", placement="pre"), "rmsnorm")
+    return _preln_gap(frame, "rmsnorm", "RMSNorm", lambda lo, hi: -MARGIN <= lo and hi <= MARGIN)
+
+
+def _preln_gap(frame, norm: str, name: str, holds) -> Verdict:
+    """The paired gap (norm − LayerNorm) of the causal Pre-LN runs, PASS where holds(lo, hi) of its interval."""
+    pairs = paired_gap(_runs(frame, objective="causal", placement="pre"), norm)
     if len(pairs) < 2:
-        return Verdict(NO_DATA, "needs causal Pre-LN runs of RMSNorm and LayerNorm, ≥ 2 shared seeds")
-    m, lo, hi = mean_ci(pairs["gap"])
-    ok = -MARGIN <= lo and hi <= MARGIN
-    return Verdict(
-        PASS if ok else FAIL, _gap_text(pairs, "rmsnorm"), seeds_text(pairs["seed"]), f"gap {fmt_ci(lo, hi)}"
-    )
+        return Verdict(NO_DATA, f"needs causal Pre-LN runs of {name} and LayerNorm, ≥ 2 shared seeds")
+    _, lo, hi = mean_ci(pairs["gap"])
+    state = PASS if holds(lo, hi) else FAIL
+    return Verdict(state, _gap_text(pairs, norm), seeds_text(pairs["seed"]), f"gap {fmt_ci(lo, hi)}")
 
 
 def _post_ln(frame):

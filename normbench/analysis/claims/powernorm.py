@@ -2,7 +2,7 @@
 judged without a premise (not behind BatchNorm nor LayerNorm), the narrower 'narrows the BatchNorm gap', and
 the ν probe of its approximate backward, per setting (a token budget and fixed rows are two settings).
 
-Details: docs/methodology.md, "Notes from the code"; docs/results.md, "BatchNorm's premise"."""
+Details: docs/claims.md, "The norm inside the model"; docs/results.md, "BatchNorm's premise"."""
 
 from __future__ import annotations
 

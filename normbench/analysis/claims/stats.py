@@ -152,5 +152,11 @@ def settings(runs: pd.DataFrame, exclude=("norm",)) -> list[tuple[str, pd.DataFr
     out = []
     for values, g in groups:
         values = values if isinstance(values, tuple) else (values,)
-        out.append((" ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True)), g))
+        unused = ("None", "nan", "<NA>")  # e.g. `batch` under a token budget (claims/_batch_stats.py)
+        shown = [(k, v) for k, v in zip(keys, values, strict=True) if not _missing(v) and v not in unused]
+        out.append((" ".join(f"{k}={v}" for k, v in shown), g))
     return out
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))

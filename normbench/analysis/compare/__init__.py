@@ -1,6 +1,2 @@
 """Two runs compared, case by case: `compare_runs` is what `normbench compare` answers (runs.py); the
-frames, the marks and the exit code are its steps (docs/methodology.md, "Notes from the code")."""
-
-from normbench.analysis.compare.runs import CompareAnswer, CompareRunsOptions, compare_runs
-
-__all__ = ["CompareAnswer", "CompareRunsOptions", "compare_runs"]
+frames, the marks and the exit code are its steps (docs/methodology.md, "Comparing runs")."""

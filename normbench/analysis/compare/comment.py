@@ -4,11 +4,11 @@ of the marks and the noise notes folded away; unchanged rows left out. Layout: d
 
 from __future__ import annotations
 
-from normbench.analysis.compare.frames import MARKS
 from normbench.analysis.compare.verdict import counts
 from normbench.analysis.rows import CompareRow
 from normbench.core.comment import callout, details, fit, table
 from normbench.core.tables import format_seconds
+from normbench.core.verdicts import COMPARE_MARKS as MARKS
 
 MARKER = "<!-- normbench-compare -->"
 TITLE = {0: "pass", 1: "regression", 3: "inconclusive"}

@@ -1,7 +1,7 @@
 """Which environment differences make two runs' values incomparable, by metric kind: timings (the machine,
 its load, the software), paired ratios (not load nor core count: the machine's speed cancels in a ratio
 taken within one round) and deterministic values (only what changes the arithmetic). The rules and why:
-docs/methodology.md, "Notes from the code"."""
+docs/ci.md, "Which differences make a case not comparable"."""
 
 from __future__ import annotations
 

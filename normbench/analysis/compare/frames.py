@@ -1,15 +1,11 @@
 """Two runs' rows compared, asv-style, per bench compare metric: cases matched by case_id (or, for metrics
-pooled over seeds, by their parameters without the seed), each marked
-
-    +  worse and significant      -  better and significant     ~  beyond the factor, not significant
-    =  compared: unchanged        !  status regressed (ok -> failed/diverged/stuck)
-    x  not comparable (the note says why)
-
-Every case of either run is accounted for; how each kind of metric is judged: docs/methodology.md."""
+pooled over seeds, by their parameters without the seed), each marked + - ~ = ! or x (core/verdicts.py's
+COMPARE_MARKS; docs/ci.md, "Marks"). Every case of either run is accounted for; how each kind of metric is
+judged: docs/methodology.md."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -22,37 +18,10 @@ from normbench.analysis.compare.comparability import (
 )
 from normbench.analysis.compare.groups import data_hashes
 from normbench.analysis.compare.metric_rows import Envs, Sides, metric_rows
+from normbench.analysis.compare.options import CompareOptions
 from normbench.analysis.compare.round_sets import confirm_across_references
 from normbench.analysis.rows import CompareRow, varying_params
 from normbench.benches import all_benches
-from normbench.core.settings import check_number
-
-MARKS = {
-    "+": "worse",
-    "-": "better",
-    "~": "changed, not significant",
-    "=": "unchanged",
-    "!": "status regressed",
-    "x": "not comparable",
-}
-
-
-@dataclass
-class CompareOptions:
-    """What decides a change; every number is checked when the options are made (nan, 0 or a negative
-    alpha would switch the gate off: refused, one line)."""
-
-    factor: float = 1.1
-    alpha: float = 0.002
-    allow_env: set[str] = field(default_factory=set)  # environment fields allowed to differ
-    allow_load: bool = False  # compare cases timed while the load exceeded the core count
-    absolute: bool = False  # also gate the benches' absolute times (Bench.absolute_metrics)
-    # gate only what holds across jobs: no timing metric (paired or absolute); statuses still compare
-    deterministic_only: bool = False
-
-    def __post_init__(self) -> None:
-        check_number(self.factor, "--factor", above=1.0)
-        check_number(self.alpha, "--alpha", above=0.0, below=1.0)
 
 
 @dataclass

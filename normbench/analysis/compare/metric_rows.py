@@ -13,6 +13,7 @@ import pandas as pd
 
 from normbench.analysis.compare.groups import MetricGroup, metric_groups
 from normbench.analysis.compare.noise import MIN_CASES, Noise, run_to_run_noise, smallest_p, z_score
+from normbench.analysis.compare.options import CompareOptions
 from normbench.analysis.compare.round_sets import judge_against_round_sets, shift_note
 from normbench.analysis.compare.values import (
     Untestable,
@@ -26,7 +27,6 @@ from normbench.analysis.compare.values import (
 from normbench.analysis.rows import CompareRow, describe_case
 
 if TYPE_CHECKING:
-    from normbench.analysis.compare.frames import CompareOptions
     from normbench.core.tolerance import Tolerance
 
 

@@ -1,7 +1,7 @@
 """Paired ratios in `compare`, judged against their round set: the median change of a round set of at least
 MIN_MEMBERS members is its common shift (its reference's own level moved), and each member is judged by its
-change beyond it. The measurements behind it and what no ratio can see: docs/methodology.md, "Notes from
-the code"."""
+change beyond it. The measurements behind it and what no ratio can see: docs/methodology.md, "Comparing
+runs"."""
 
 from __future__ import annotations
 

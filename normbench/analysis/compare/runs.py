@@ -4,13 +4,14 @@ refuse what cannot be compared, compare and render. The command prints what `com
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from normbench.analysis.compare.comment import render_compare_comment
 from normbench.analysis.compare.comparability import pooled_env
-from normbench.analysis.compare.frames import CompareOptions, compare_frames
+from normbench.analysis.compare.frames import compare_frames
 from normbench.analysis.compare.groups import ORDER_COLUMNS
+from normbench.analysis.compare.options import CompareRunsOptions
 from normbench.analysis.compare.verdict import (
     comparison_records,
     comparison_table,
@@ -26,7 +27,6 @@ from normbench.core.tables import Table, render, write_records
 from normbench.results import baselines as saved
 from normbench.results.store import RunStore, read_stores
 
-FORMATS = ("github", "plain", "md", "csv", "json")
 # What compare reads of a run: the rest (most of a wide run's columns, parameters copied out of `params` for
 # the report's tables) is never decoded; at 3,000 cases reading whole runs was most of compare's time.
 COMPARE_COLUMNS = (
@@ -34,40 +34,6 @@ COMPARE_COLUMNS = (
     *("metric", "unit", "value", "round_set", "data_sha256"),
     *ORDER_COLUMNS,
 )
-
-
-@dataclass
-class CompareRunsOptions:
-    """What the command was asked beside the two sides. The format, then every number, is checked when the
-    options are made, before any run is read (nan, 0 or a negative alpha would switch the gate off)."""
-
-    results: Path
-    fmt: str = "github"
-    factor: float = 1.1
-    alpha: float = 0.002
-    allow_env: set[str] = field(default_factory=set)
-    allow_load: bool = False
-    absolute: bool = False
-    only_changed: bool = False
-    allow_incomparable: bool = False
-    baseline: bool = False  # the base is the new run's saved baseline
-    baselines: Path | None = None
-    any_machine: bool = False
-    deterministic_only: bool = False  # gate no timing metric: what holds across CI jobs
-
-    def __post_init__(self) -> None:
-        if self.fmt not in FORMATS:
-            raise NormbenchError(f"--format {self.fmt!r}: one of {', '.join(FORMATS)}")
-        self.gate = CompareOptions(
-            factor=self.factor,
-            alpha=self.alpha,
-            allow_env=self.allow_env,
-            allow_load=self.allow_load,
-            absolute=self.absolute,
-            deterministic_only=self.deterministic_only,
-        )
-        if self.deterministic_only and self.absolute:
-            raise NormbenchError("--deterministic-only gates no time: drop --absolute")
 
 
 @dataclass
@@ -97,7 +63,7 @@ def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, sa
     rows, fmt, allowed = result.rows, opts.fmt, opts.allow_incomparable
     verdict = verdict_line(result, allow_incomparable=allowed)
     code = exit_code(result, allow_incomparable=allowed)
-    title = f"{base_name} -> {new_name} (factor {opts.factor}, alpha {opts.alpha})"
+    title = f"{base_name} -> {new_name} (factor {opts.gate.factor}, alpha {opts.gate.alpha})"
     notes = []
     markdown = render_compare_comment(rows, verdict, code, title, result.notes)
     if fmt == "csv":  # the records alone on stdout; the verdict and noise notes on stderr
@@ -115,8 +81,8 @@ def compare_runs(base: str | None, new: str | None, opts: CompareRunsOptions, sa
             undetectable=result.undetectable,
             base=base_name.split(","),
             new=new_name.split(","),
-            factor=opts.factor,
-            alpha=opts.alpha,
+            factor=opts.gate.factor,
+            alpha=opts.gate.alpha,
             summary=summary_line(rows),
             notes=result.notes,
         )

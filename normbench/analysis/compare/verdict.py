@@ -9,15 +9,15 @@ a timing metric whose run-to-run noise floor is above --factor (a change of that
 from __future__ import annotations
 
 import json
-import math
 
 import pandas as pd
 
-from normbench.analysis.compare.frames import MARKS, Comparison
+from normbench.analysis.compare.frames import Comparison
 from normbench.analysis.rows import CompareRow
 from normbench.core.tables import format_seconds
+from normbench.core.verdicts import COMPARE_MARKS as MARKS
+from normbench.core.verdicts import INCONCLUSIVE, PASS, REGRESSION
 
-PASS, REGRESSION, BAD_INPUT, INCONCLUSIVE = 0, 1, 2, 3
 COUNTED = ("+", "-", "~", "=", "x", "!")
 
 
@@ -34,13 +34,12 @@ def not_compared(rows: list[CompareRow]) -> list[dict]:
 
 
 def _brief(r: CompareRow) -> dict:
-    ratio = r.ratio if r.ratio is not None and math.isfinite(r.ratio) else None  # JSON has no Infinity
     return {
         "mark": r.mark,
         "bench": r.bench,
         "case": r.case,
         "metric": r.metric,
-        "ratio": ratio,
+        "ratio": r.ratio,  # written by core/jsondata.py: a ratio that is not finite is null
         "reason": r.note,
     }
 

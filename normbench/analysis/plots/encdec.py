@@ -1,4 +1,4 @@
-"""The encoder-decoder's figure (stability runs with model = "encdec"): per depth, the training loss, and the
+"""The encoder-decoder's figure (the encdec bench's runs): per depth, the training loss, and the
 model update of each side against step — the decoder's output ΔF_ed solid, the encoder's ΔF_e dashed
 (DeepNet Thm 4.3: the encoder's update reaches the decoder through cross-attention); seeds as thin lines."""
 
@@ -19,13 +19,11 @@ def by_depth(label: str) -> tuple[int, ...]:
     return tuple(int(part[:-1]) for part in label.split("-"))
 
 
-@register_plot("stability")
+@register_plot("encdec")
 def encdec_loss_and_side_updates(frame, out_dir, *, machine, fmt):
     import matplotlib.pyplot as plt
 
-    if "model" not in frame:
-        return []
-    rows = frame[(frame["model"] == "encdec") & frame["metric"].isin(["loss", "model_update", "enc_update"])]
+    rows = frame[frame["metric"].isin(["loss", "model_update", "enc_update"])]
     rows = rows[rows["steps"] > 1] if "steps" in rows else rows  # the one-step runs have one point each
     if rows.empty:
         return []
@@ -33,7 +31,7 @@ def encdec_loss_and_side_updates(frame, out_dir, *, machine, fmt):
     configs = sorted(rows["config"].unique())
     colour = {c: plt.cm.tab10(i % 10) for i, c in enumerate(configs)}
     depths = sorted(rows["depth"].unique(), key=by_depth)
-    unigram = frame[(frame["model"] == "encdec") & (frame["metric"] == "unigram_loss")]
+    unigram = frame[frame["metric"] == "unigram_loss"]
     unigram = unigram.assign(depth=layers(unigram)).groupby("depth")["value"].median()
     fig, axes = plt.subplots(2, len(depths), figsize=(4.8 * len(depths), 7.5), squeeze=False, sharey="row")
     for j, depth in enumerate(depths):

@@ -20,17 +20,7 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
     configs = sorted({label(r) for _, r in frame.drop_duplicates("case_id").iterrows()})
     colour = {c: plt.cm.tab10(i % 10) for i, c in enumerate(configs)}
-    for (config, depth), g in stream.assign(config=stream.apply(label, axis=1)).groupby(["config", "depth"]):
-        g = g.groupby("layer")["value"].mean()
-        ax1.plot(
-            g.index,
-            g.values,
-            marker="o",
-            ms=2,
-            color=colour[config],
-            alpha=0.4 + 0.6 * depth / stream["depth"].max(),
-            label=f"{config} L={depth}",
-        )
+    _layer_curves(ax1, stream, label, colour, relative=False)
     pre = stream[stream["placement"] == "pre"]
     if not pre.empty:
         s0 = float(pre[pre["layer"] == 0]["value"].mean())
@@ -48,17 +38,7 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
     ax1.set_title("Residual stream growth at init (Xiong Lemma 2)", fontsize=10)
     ax1.grid(True, alpha=0.3)
     ax1.legend(fontsize=LEGEND_PT, ncol=2)
-    for (config, depth), g in grads.assign(config=grads.apply(label, axis=1)).groupby(["config", "depth"]):
-        g = g.groupby("layer")["value"].mean()
-        ax2.plot(
-            g.index / depth,
-            g.values,
-            marker="o",
-            ms=2,
-            color=colour[config],
-            alpha=0.4 + 0.6 * depth / grads["depth"].max(),
-            label=f"{config} L={depth}",
-        )
+    _layer_curves(ax2, grads, label, colour, relative=True)
     ax2.set_yscale("log")
     ax2.set_xlabel("relative depth l / L")
     ax2.set_ylabel(r"$\Vert$ mean over batches of $\partial L / \partial W^2_l \, \Vert_F$")
@@ -67,3 +47,19 @@ def stream_growth_and_grad_profiles(frame, out_dir, *, machine, fmt):
     ax2.legend(fontsize=LEGEND_PT, ncol=2)
     suptitle(fig, f"At initialization — {machine}")
     return [save(fig, out_dir, "init_stream_and_gradients", fmt)]
+
+
+def _layer_curves(ax, rows, label, colour, *, relative: bool) -> None:
+    """One curve per configuration and depth: the mean value per layer (against l / L when relative), the
+    deeper models drawn darker."""
+    for (config, depth), g in rows.assign(config=rows.apply(label, axis=1)).groupby(["config", "depth"]):
+        g = g.groupby("layer")["value"].mean()
+        ax.plot(
+            g.index / depth if relative else g.index,
+            g.values,
+            marker="o",
+            ms=2,
+            color=colour[config],
+            alpha=0.4 + 0.6 * depth / rows["depth"].max(),
+            label=f"{config} L={depth}",
+        )

@@ -7,11 +7,6 @@ from __future__ import annotations
 from normbench.analysis.plots import LEGEND_PT, register_plot, save, suptitle
 
 
-def lm_rows(frame):
-    """The decoder-only / masked LM's rows: the encoder-decoder's runs have their own figure (encdec.py)."""
-    return frame if "model" not in frame else frame[frame["model"].fillna("lm") == "lm"]
-
-
 def config_label(row) -> str:
     warm = f", warmup {int(row['warmup'])}" if row.get("warmup", 0) else ""
     return f"{row['placement']}/{row['init']}{warm}"
@@ -21,7 +16,6 @@ def config_label(row) -> str:
 def loss_and_update_curves(frame, out_dir, *, machine, fmt):
     import matplotlib.pyplot as plt
 
-    frame = lm_rows(frame)
     rows = frame[frame["metric"].isin(["loss", "model_update"])]
     if "lr" in rows and rows["lr"].nunique() > 1:  # the training runs; the phase diagram shows the other lrs
         rows = rows[rows["lr"] == rows.drop_duplicates("case_id")["lr"].mode().iloc[0]]
@@ -81,7 +75,7 @@ def stuck_phase_diagram(frame, out_dir, *, machine, fmt):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    runs = lm_rows(frame).drop_duplicates("case_id")
+    runs = frame.drop_duplicates("case_id")
     if "lr" not in runs or "judge" not in runs:
         return []
     runs = runs[

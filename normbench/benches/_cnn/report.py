@@ -13,7 +13,8 @@ from normbench.core.tables import Table
 from normbench.norms import variant_label
 
 BURN_IN = 0.1  # as analysis/fluctuation.py: the running statistics are still leaving (0, 1) before
-SETTINGS = ("width", "batch", "steps", "lr", "optimizer", "momentum", "warmup", "train_images", "data_seed")
+SETTINGS = ("model", "hidden", "width", "batch", "steps", "lr", "optimizer", "momentum", "warmup")
+SETTINGS += ("train_images", "data_seed")
 
 
 FIRST_BN = ("bn_mean_shift_sd", "bn_var_shift", "bn_mean_rel_dist", "bn_mean_rel_dist_iid")
@@ -113,6 +114,11 @@ def cnn_headline(rows) -> list[str]:
     runs = runs[runs["status"] == "ok"] if not runs.empty else runs
     if runs.empty:
         return []
-    means = runs.groupby("norm")[["final_loss", "accuracy"]].mean().sort_values("final_loss")
-    cells = [f"{norm} {r['final_loss']:.3f} nats, {r['accuracy']:.1%}" for norm, r in means.iterrows()]
-    return [f"held-out loss per norm ({len(runs)} runs, seed means): " + "; ".join(cells)]
+    lines = []
+    models = runs["model"].fillna("cnn") if "model" in runs else pd.Series("cnn", index=runs.index)
+    for model, g in runs.groupby(models, sort=True):  # the CNN and the MLP are never averaged together
+        means = g.groupby("norm")[["final_loss", "accuracy"]].mean().sort_values("final_loss")
+        cells = [f"{norm} {r['final_loss']:.3f} nats, {r['accuracy']:.1%}" for norm, r in means.iterrows()]
+        what = "" if models.nunique() == 1 else f"{model}: "
+        lines.append(f"{what}held-out loss per norm ({len(g)} runs, seed means): " + "; ".join(cells))
+    return lines

@@ -14,6 +14,7 @@ import torch
 
 from normbench.benches._lm.fluctuation import FluctuationRecorder
 from normbench.models.cnn import CNNConfig, SmallCNN
+from normbench.models.mlp import MLP, MLPConfig
 
 EVAL_BATCH = 256
 
@@ -56,9 +57,13 @@ def make_optimizer(model, p):
 
 def train_cnn(norm: str, impl: str | None, data, p) -> CNNResult:
     torch.manual_seed(p["seed"])
-    model = SmallCNN(
-        CNNConfig(norm=norm, impl=impl, width=p["width"], size=data.train.shape[-1], eps=p["eps"])
-    )
+    if p.get("model", "cnn") == "mlp":
+        inputs = data.train[0].numel()
+        model = MLP(MLPConfig(norm=norm, impl=impl, inputs=inputs, hidden=p["hidden"], eps=p["eps"]))
+    else:
+        model = SmallCNN(
+            CNNConfig(norm=norm, impl=impl, width=p["width"], size=data.train.shape[-1], eps=p["eps"])
+        )
     model = model.to(p["device"])
     opt = make_optimizer(model, p)
     order = image_batches(len(data.train), p["batch"], torch.Generator().manual_seed(p["data_seed"] + 1))

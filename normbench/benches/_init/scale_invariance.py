@@ -2,7 +2,7 @@
 whose output does not change when the weight matrix W feeding it is scaled by c makes the gradient with
 respect to W shrink as 1/c, so the effective step size falls as ||W|| grows during training.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Training stability"."""
 
 from __future__ import annotations
 

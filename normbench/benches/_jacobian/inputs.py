@@ -2,7 +2,7 @@
 `mean` is the offset μ/σ in units of σ, so the offset's effect on √d/‖x‖ (the factor √(1 + μ²/var)) does
 not depend on σ, and σ alone moves the row's variance past √ε.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Jacobian bounds"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Two measurements of σ_max(J) for a function f of one input (a row, or a BatchNorm batch).
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Jacobian bounds"."""
 
 from __future__ import annotations
 

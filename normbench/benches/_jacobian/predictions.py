@@ -2,7 +2,7 @@
 References: Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", Lemma 3; the exact
 Jacobians follow from differentiating y = (x - mean) / sqrt(var + eps) (and RMSNorm's y = x / rms) directly.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Jacobian bounds"."""
 
 from __future__ import annotations
 

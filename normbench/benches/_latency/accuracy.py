@@ -1,7 +1,7 @@
 """Accuracy as numbers: an implementation's outputs (and, in fwd+bwd, every gradient) against a float64
 reference of the same norm on the same input and parameters, and against PyTorch's own eager error.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Accuracy against float64"."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from normbench.timing.process import tensor_bytes
 SUSPECT_RATIO = 2.0
 REL_FLOOR = 1e-3
 MEMO_BYTES = 256 * 2**20
-_MEMO_KEY = "latency-reference"
+_MEMO_KEY = "latency-exact"
 
 
 @dataclass
@@ -52,21 +52,21 @@ def run_outputs(norm, built, x, dy, mode: str) -> dict:
     return out
 
 
-def reference_outputs(norm, impl: str, built, x, dy, mode: str, eps: float) -> dict:
-    """The same tensors from norm.reference in float64 (gradients by float64 autograd of the formula, or the
-    norm's own `reference_grads` where its backward is not that derivative)."""
+def exact_outputs(norm, impl: str, built, x, dy, mode: str, eps: float) -> dict:
+    """The same tensors from norm.exact in float64 (gradients by float64 autograd of the formula, or the
+    norm's own `exact_grads` where its backward is not that derivative)."""
     import torch
 
     grad = mode != "fwd"
     if grad:
         p64 = [t.detach().double() for t in built.params]
-        given = norm.reference_grads(impl, x.detach().double(), dy.double(), p64, built, eps=eps)
+        given = norm.exact_grads(impl, x.detach().double(), dy.double(), p64, built, eps=eps)
         if given is not None:
-            return {"y": norm.reference(impl, x.detach().double(), p64, built, eps=eps).detach(), **given}
+            return {"y": norm.exact(impl, x.detach().double(), p64, built, eps=eps).detach(), **given}
     with torch.enable_grad():
         x64 = x.detach().double().requires_grad_(grad)
         p64 = [t.detach().double().requires_grad_(grad) for t in built.params]
-        y = norm.reference(impl, x64, p64, built, eps=eps)
+        y = norm.exact(impl, x64, p64, built, eps=eps)
         out = {"y": y.detach()}
         if grad:
             grads = torch.autograd.grad(y, [x64, *p64], dy.double(), allow_unused=True)
@@ -147,16 +147,16 @@ def measure_accuracy(norm, impl: str, built, x, p: dict, memo: dict | None = Non
     and the eager comparison come from `memo` when an earlier case computed them for the same key."""
     import torch
 
-    if norm.reference is None:
+    if norm.exact is None:
         return None
     xa = x[: min(p["tokens"], p["accuracy_rows"])]
     g = torch.Generator(device=p["device"]).manual_seed(p["seed"] + 1)
     dya = torch.randn(xa.shape, device=p["device"], generator=g).to(x.dtype)
     eager_name = eager_impl_of(norm, impl)
-    key = reference_key(norm, eager_name, built, xa, p)
+    key = exact_key(norm, eager_name, built, xa, p)
     cache = memo.setdefault(_MEMO_KEY, {}) if memo is not None else {}
     if key not in cache:
-        remember(cache, key, [reference_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"]), None])
+        remember(cache, key, [exact_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"]), None])
     entry = cache[key]  # [float64 reference, the eager implementation's errors (None until known)]
     impl_cmp = compare(run_outputs(norm, built, xa, dya, p["mode"]), entry[0])
     if entry[1] is None:
@@ -182,7 +182,7 @@ def recheck_stateful(norm, impl: str, built, before: Comparison, xa, dya, p: dic
     """After timing, for a norm whose output moves with its state (`Norm.stateful`): one more call against
     the float64 reference at the state that call starts from. Its errors must stay within twice those
     before timing (or 4 quarter-spacings); returns the largest error."""
-    fresh = reference_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"])  # before the call moves it
+    fresh = exact_outputs(norm, impl, built, xa, dya, p["mode"], p["eps"])  # before the call moves it
     after = compare(run_outputs(norm, built, xa, dya, p["mode"]), fresh)
     worst = 0.0
     for name, err in after.err_abs.items():
@@ -196,7 +196,7 @@ def recheck_stateful(norm, impl: str, built, before: Comparison, xa, dya, p: dic
     return worst
 
 
-def reference_key(norm, eager_name: str, built, xa, p: dict) -> tuple:
+def exact_key(norm, eager_name: str, built, xa, p: dict) -> tuple:
     """What the float64 reference depends on. The parameter and buffer values enter as a checksum, so an
     implementation whose parameters differ (another init) never reuses another's reference."""
     import torch

@@ -36,14 +36,3 @@ def bandwidth_rows(norm, impl: str, x, p: dict, t: float, copy_samples) -> list[
             {"metric": "nominal_fraction", "unit": "ratio", "value": gbps / peak[0], "part": peak[1]},
         ]
     return rows
-
-
-def copy_probe_key(p: dict, threads: int) -> tuple:
-    """What the copy probe's time depends on: the tensor (shape, dtype, device), the mode, the cache state
-    and graph mode, the timer's settings and the thread count; never the norm."""
-    return (
-        "latency-copy-probe",
-        *(p[k] for k in ("tokens", "d", "dtype", "device", "mode", "cache", "cuda_graph")),
-        *(p[k] for k in ("samples", "warmup_calls", "min_sample_s", "min_run_s", "placements")),
-        threads,
-    )

@@ -10,9 +10,9 @@ SLOWDOWN_FLAG = 1.25
 SLOWDOWN_NAMED = 3  # cases named in the note, the slowest first
 
 
-def without_reference(ok) -> str:
+def without_exact(ok) -> str:
     """norm:impl of the cases that asked for an accuracy check (full preset, accuracy_rows > 0) and got no
-    error rows: their norm declares no `reference`. Said, not silently dropped."""
+    error rows: their norm declares no `exact`. Said, not silently dropped."""
     asked = ok
     if "preset" in ok.columns:
         asked = asked[asked["preset"] != "fast"]

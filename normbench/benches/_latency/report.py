@@ -1,14 +1,14 @@
 """Report tables of the latency bench, one row per shape and settings ("512×1024 bf16 fwd"; what every
 row shares is the caption), every column of times in one unit.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "The report's tables"."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from normbench.benches._latency.cases import fixed_words, latency_cases, shape_words
-from normbench.benches._latency.notes import process_notes, without_reference
+from normbench.benches._latency.notes import process_notes, without_exact
 from normbench.core.tables import BYTES, Table, column_unit, in_unit, versus_words
 
 IMPLAUSIBLE = "⚠ above copy"
@@ -23,7 +23,7 @@ def latency_tables(frame, opts) -> list[Table]:
     cases = found.cases.assign(**{ROW: [shape_words(k) for k in found.cases[keys].to_dict("records")]})
     caption = fixed_words(found.fixed)
     notes = [f"Machine: {opts.machine}." if opts.machine else "", *process_notes(ok, cases)]
-    if unjudged := without_reference(ok):
+    if unjudged := without_exact(ok):
         notes.append(f"No float64 reference, so no accuracy rows (the norm declares none): {unjudged}.")
     notes = [n for n in notes if n]
     grid = _grid(cases)

@@ -1,7 +1,6 @@
 """A latency round set: the implementations timed together in paired rounds (a case, its `reference`,
 the copy probe and, under `pairing = "shape"`, every later case at the same parameters), within
-ROUND_SET_BYTES and MAX_MEMBERS. Why pairing: docs/methodology.md, "Paired rounds"; the rules of a set:
-"Notes from the code"."""
+ROUND_SET_BYTES and MAX_MEMBERS. Why pairing and the rules of a set: docs/methodology.md, "Paired rounds"."""
 
 from __future__ import annotations
 

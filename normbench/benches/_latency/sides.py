@@ -9,7 +9,6 @@ from normbench.benches._samples import case_timer
 from normbench.core.errors import UnavailableCase
 from normbench.norms.inputs import make_input
 from normbench.timing import measure_interleaved
-from normbench.timing.layout import heap_shift
 from normbench.timing.process import keep_allocator_warm, reset_cache_state
 
 
@@ -38,4 +37,4 @@ def time_sides(case, norms: dict, seed: int, dtypes: dict) -> dict:
     reset_cache_state(p["device"], p["cache"])
     with grad_context():
         rounds = 1 if p["cuda_graph"] else p["samples"]
-        return measure_interleaved(timer, steps, rounds, seed=seed, relayout=heap_shift(p, seed))
+        return measure_interleaved(timer, steps, rounds, seed=seed)

@@ -18,7 +18,7 @@ PLACEMENTS = ("post", "pre", "deepnorm", "sandwich", "subln", "periln")
 INITS = ("xavier", "deepnorm", "depth_scaled", "depth_scaled_keep_qk", "magneto")
 OBJECTIVES = ("causal", "masked")
 EMBEDS = ("n01", "unit")
-DATA = ("text", "stdlib", "mix", "markov")
+DATA = ("text", "code", "stdlib", "mix", "markov")
 KEY_ORDER = ["placement", "init", "warmup", "lr", "schedule"]  # how tables order the swept keys; depth last
 
 
@@ -65,8 +65,8 @@ MODEL_PARAMS = {
         str,
         "text",
         choices=DATA,
-        help="text = generated prose, the same bytes everywhere (or corpus_dir's files); stdlib = this "
-        "Python's stdlib source (not portable); mix = generated prose, stdlib code and the Python manual's "
+        help="text = generated prose, the same bytes everywhere (or corpus_dir's files); code = generated "
+        "Python-like source, the same bytes everywhere; stdlib = this Python's stdlib source (not portable); mix = generated prose, stdlib code and the Python manual's "
         "prose in about equal shares (not portable); markov = seeded chain",
     ),
     "data_seed": Param(
@@ -139,31 +139,27 @@ def load_case_data(ctx, p):
     return ctx.memo[key]
 
 
-def build_model(case, vocab: int):
-    """The seeded model for a case: torch's global generator is seeded with `seed` right before."""
+def model_settings(case) -> dict:
+    """What every model family's config reads from a case alike (the LM's ModelConfig, the encoder-decoder's
+    EncDecConfig), after seeding torch's global generator with the case's `seed` on its checked device."""
     import torch
-
-    from normbench.models import ModelConfig, TransformerLM
 
     p = case.params
     check_device(p["device"])
     torch.manual_seed(p["seed"])
+    shared = ("d", "heads", "ffn", "placement", "eps", "init", "qk_init", "embed")
+    return {"norm": case.norm, "impl": case.impl, **{k: p[k] for k in shared}}
+
+
+def build_model(case, vocab: int):
+    """The seeded model for a case: torch's global generator is seeded with `seed` right before."""
+    from normbench.models import ModelConfig, TransformerLM
+
+    p = case.params
+    settings = model_settings(case)
+    pad = p.get("batching", "windows") != "windows"
     cfg = ModelConfig(
-        vocab=vocab,
-        depth=p["depth"],
-        d=p["d"],
-        heads=p["heads"],
-        ffn=p["ffn"],
-        seq=p["seq"],
-        placement=p["placement"],
-        norm=case.norm,
-        impl=case.impl,
-        eps=p["eps"],
-        init=p["init"],
-        qk_init=p["qk_init"],
-        embed=p["embed"],
-        objective=p["objective"],
-        pad=p.get("batching", "windows") != "windows",
+        vocab=vocab, depth=p["depth"], seq=p["seq"], objective=p["objective"], pad=pad, **settings
     )
     return TransformerLM(cfg).to(p["device"])
 

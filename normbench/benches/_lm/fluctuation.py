@@ -2,7 +2,7 @@
 for every norm module with batch statistics, on the batch a step trains on, the distance between the
 batch's statistics and the running statistics the module holds *before* that step's forward updates them.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Training stability"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The training loop of the stability bench and its diagnostics (DeepNet §3, Fig. 4).
+"""The training loop of the training benches (stability, encdec) and the LM's diagnostics (DeepNet §3, Fig. 4).
 
 Adam or SGD on all parameters or one group (`trainable`), warmup then a constant or inverse-sqrt lr, windows
 (or padded sentences, _lm/batches.py) from a generator seeded apart from the model. Every `every` steps it
@@ -10,45 +10,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from functools import partial
 
 import torch
 
+from normbench.benches._lm import site_layer
 from normbench.benches._lm.batches import BatchesDrawn, batch_loss, batches
 from normbench.benches._lm.fluctuation import FluctuationRecorder, arm_nu_probe, nu_share_rows
+from normbench.benches._lm.trained import TrainResult, TrainSpec
 from normbench.data import unigram_loss
-
-
-@dataclass(frozen=True)
-class TrainSpec:
-    lr: float
-    warmup: int
-    steps: int
-    every: int
-    batch: int
-    seq: int
-    data_seed: int
-    schedule: str = "constant"
-    eval_batches: int = 16
-    betas: tuple[float, float] = (0.9, 0.98)
-    objective: str = "causal"
-    mask_prob: float = 0.15
-    optimizer: str = "adam"  # or "sgd"
-    momentum: float = 0.0  # sgd only
-    train: str = "all"  # which parameters train (see `trainable`)
-    batching: str = "windows"  # or "padded" / "bucketed": whole units, padded (_lm/batches.py)
-    segment: str = "sentence"  # the units of padded batching: "sentence" or "line" (data/segments.py)
-    max_tokens: int = 0  # padded batching: 0 = `batch` rows; else rows x longest <= max_tokens (fairseq)
-
-
-@dataclass
-class TrainResult:
-    rows: list[dict] = field(default_factory=list)  # time series (with `step`) and final values
-    losses: list[float] = field(default_factory=list)  # the training loss of every step run
-    diverged_at: int | None = None  # first step whose loss is not finite
-    final_loss: float = math.nan  # mean held-out loss after training
-    unigram_loss: float = math.nan  # the unigram model's loss on the same held-out windows
-    wall_s: float = 0.0
 
 
 def lr_at(step: int, spec: TrainSpec) -> float:
@@ -91,47 +62,58 @@ def grad_norm_rows(groups, step: int) -> list[dict]:
     return rows
 
 
-@torch.no_grad()
-def probe(model, x, pad=None):
-    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs (its real tokens,
-    with padding); batch statistics from the probe batch, running statistics restored (a probe must not
-    train the model). F is returned at the real tokens only when the batch is padded."""
+@contextmanager
+def kept_inputs(model):
+    """Every norm keeps its inputs (a list per norm) meanwhile; the buffers (running statistics) are restored
+    after: a probe must not train the model."""
     norms = model.norms()
     for m in norms:
         m.kept = []
     buffers = [(b, b.clone()) for b in model.buffers()]
     try:
-        h = model.head_input(x) if pad is None else model.head_input(x, key_padding_mask=pad)[~pad]
-        inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
+        yield norms
     finally:
         for b, saved in buffers:
             b.copy_(saved)
         for m in norms:
             m.kept = None
+
+
+@torch.no_grad()
+def probe(model, x, pad=None):
+    """(F(x), {site: mean input norm}) on the probe batch, every norm keeping its inputs (its real tokens,
+    with padding); batch statistics from the probe batch, running statistics restored (a probe must not
+    train the model). F is returned at the real tokens only when the batch is padded."""
+    with kept_inputs(model) as norms:
+        h = model.head_input(x) if pad is None else model.head_input(x, key_padding_mask=pad)[~pad]
+        inputs = {m.site: torch.linalg.vector_norm(torch.cat(m.kept), dim=-1).mean() for m in norms}
     return h, inputs
+
+
+def norm_input_rows(model, inputs: dict, step: int, layer_of) -> list[dict]:
+    """ln_input_norm per norm site (its layer: layer_of(site)) and last_ln_input_norm of the head's norm."""
+    rows = [
+        {
+            "metric": "ln_input_norm",
+            "unit": "L2",
+            "value": v,
+            "step": step,
+            "layer": layer_of(site),
+            "site": site,
+        }
+        for site, v in inputs.items()
+    ]
+    last = model.last_norm().site
+    return rows + [
+        {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
+    ]
 
 
 def probe_rows(model, x, h0, step: int, pad=None) -> list[dict]:
     h, inputs = probe(model, x, pad)
-    n = len(model.blocks)
-    rows = [
-        {
-            "metric": "model_update",
-            "unit": "L2/token",
-            "value": torch.linalg.vector_norm(h - h0, dim=-1).mean(),
-            "step": step,
-        }
-    ]
-    for site, v in inputs.items():
-        layer = n + 1 if site == "final" else int(site.split(".")[0])
-        rows.append(
-            {"metric": "ln_input_norm", "unit": "L2", "value": v, "step": step, "layer": layer, "site": site}
-        )
-    last = model.last_norm().site
-    rows.append(
-        {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
-    )
-    return rows
+    update = torch.linalg.vector_norm(h - h0, dim=-1).mean()
+    rows = [{"metric": "model_update", "unit": "L2/token", "value": update, "step": step}]
+    return rows + norm_input_rows(model, inputs, step, lambda site: site_layer(site, len(model.blocks)))
 
 
 @torch.no_grad()
@@ -170,28 +152,30 @@ def make_optimizer(params, spec: TrainSpec):
     return make_adam(params, lr_at(1, spec), spec.betas)
 
 
-def trainable(model, group: str) -> list:
+def trainable(model, group: str, linears=None, embeddings=None, residual=(), matrices=()) -> list:
     """The parameters that train under `group`; every other parameter is frozen (requires_grad False).
-    beta_scaled: the v_proj, out_proj, fc1, fc2 weights, the matrices DeepNet's α/β derivation is about
-    (DeepNet §4.3: the update is first order in η on these, SGD); weights: every block matrix (q, k too);
-    norm_affine: every norm's parameters (LN gains and biases, DyT's α); biases: the blocks' Linear
-    biases; embeddings: token and position embeddings."""
+    beta_scaled: the v_proj, out_proj, fc1, fc2 weights (and `residual` names), the matrices DeepNet's α/β
+    derivation is about (DeepNet §4.3: the update is first order in η on these, SGD); weights: every block
+    matrix (q, k too; and `matrices` names); norm_affine: every norm's parameters (LN gains and biases, DyT's
+    α); biases: the blocks' Linear biases; embeddings: token and position embeddings. linears: (name, Linear)
+    of every block and `embeddings` their weights, the LM's by default."""
     from normbench.models.weight_init import ALL_WEIGHTS, RESIDUAL_WEIGHTS
 
     if group == "all":
         return list(model.parameters())
-    linears = [
-        (name, module)
-        for block in model.blocks
-        for name, module in [*block.attn.named_children(), *block.ffn.named_children()]
-        if isinstance(module, torch.nn.Linear)
-    ]
+    if linears is None:
+        linears = [
+            (name, module)
+            for block in model.blocks
+            for name, module in [*block.attn.named_children(), *block.ffn.named_children()]
+            if isinstance(module, torch.nn.Linear)
+        ]
     groups = {
-        "beta_scaled": lambda: [m.weight for n, m in linears if n in RESIDUAL_WEIGHTS],
-        "weights": lambda: [m.weight for n, m in linears if n in ALL_WEIGHTS],
+        "beta_scaled": lambda: [m.weight for n, m in linears if n in RESIDUAL_WEIGHTS + residual],
+        "weights": lambda: [m.weight for n, m in linears if n in ALL_WEIGHTS + matrices],
         "norm_affine": lambda: [p for norm in model.norms() for p in norm.parameters()],
         "biases": lambda: [m.bias for _, m in linears if m.bias is not None],
-        "embeddings": lambda: [model.tok_emb.weight, model.pos_emb.weight],
+        "embeddings": lambda: embeddings or [model.tok_emb.weight, model.pos_emb.weight],
     }
     if group not in groups:
         raise ValueError(f"train {group!r} is not one of all, {', '.join(groups)}")
@@ -202,22 +186,58 @@ def trainable(model, group: str) -> list:
     return chosen
 
 
-def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
-    groups = layer_groups(model)
-    opt = make_optimizer(trainable(model, spec.train), spec)
+class TextSteps:
+    """The LM's part of the loop: its layer groups and trainable parameters, its batches and loss (with the
+    fluctuation and batch-histogram recorders), its probe, and its held-out loss."""
+
+    def __init__(self, model, data, spec: TrainSpec, device: str):
+        self.model, self.data, self.spec, self.device = model, data, spec, device
+        self.groups, self.trainable = layer_groups(model), partial(trainable, model)
+        self.depth = len(model.blocks)  # numbers the norm sites of nu_share_rows
+
+    def start(self) -> list[dict]:
+        """Draw the batches and the probe batch; the probe's rows at step 0."""
+        model, data, spec = self.model, self.data, self.spec
+        self.batches = batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, model.pad_id)
+        probe_batch = next(batches(data, spec, 1, spec.data_seed + 1, spec.data_seed + 4, model.pad_id))
+        self.probe_x = probe_batch.inputs.to(self.device)
+        self.probe_pad = None if probe_batch.pad is None else probe_batch.pad.to(self.device)
+        self.fluctuation = FluctuationRecorder(model)
+        self.drawn = BatchesDrawn(data, spec)
+        self.h0, _ = probe(model, self.probe_x, self.probe_pad)
+        return self.probe_rows(0)
+
+    def loss(self, step: int, diagnose: bool):
+        if diagnose:
+            self.fluctuation.arm(step)
+        batch = next(self.batches)
+        self.drawn.add(batch)
+        loss = batch_loss(self.model, batch, self.device)
+        self.fluctuation.disarm()
+        return loss
+
+    def probe_rows(self, step: int) -> list[dict]:
+        return probe_rows(self.model, self.probe_x, self.h0, step, self.probe_pad)
+
+    def end_rows(self) -> list[dict]:
+        return self.fluctuation.rows + self.drawn.rows()
+
+    def held_out(self) -> dict[str, float]:
+        loss, unigram = held_out_loss(self.model, self.data, self.spec, self.device)
+        return {"loss": loss, "unigram": unigram}
+
+
+def train(model, data, spec: TrainSpec, device: str = "cpu", steps=TextSteps) -> TrainResult:
+    """The training loop of every model family: `steps` (TextSteps for the LM, _encdec/training.py PairSteps
+    for the encoder-decoder) gives the model's batches, loss and probe, the loop the rest."""
+    family = steps(model, data, spec, device)
+    opt = make_optimizer(family.trainable(spec.train), spec)
     for norm in model.norms():  # a norm that follows the lr warm-up (PowerNorm as its authors ran it)
         if hasattr(norm.inner, "follow_lr_warmup"):
             norm.inner.follow_lr_warmup(spec.warmup)
     model.train()
-    train_batches = batches(data, spec, 0, spec.data_seed, spec.data_seed + 3, model.pad_id)
-    probe_batch = next(batches(data, spec, 1, spec.data_seed + 1, spec.data_seed + 4, model.pad_id))
-    probe_x = probe_batch.inputs.to(device)
-    probe_pad = None if probe_batch.pad is None else probe_batch.pad.to(device)
-    fluctuation = FluctuationRecorder(model)
+    rows = family.start()
     arm_nu_probe(model)
-    drawn = BatchesDrawn(data, spec)
-    h0, _ = probe(model, probe_x, probe_pad)
-    rows = probe_rows(model, probe_x, h0, 0, probe_pad)
     losses = torch.full((spec.steps,), math.nan, device=device)
     result = TrainResult()
     checked = 0  # losses[:checked] are known finite
@@ -227,17 +247,12 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
         for group in opt.param_groups:
             group["lr"] = lr
         diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
-        if diagnose:
-            fluctuation.arm(step)
-        batch = next(train_batches)
-        drawn.add(batch)
-        loss = batch_loss(model, batch, device)
-        fluctuation.disarm()
+        loss = family.loss(step, diagnose)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         losses[step - 1] = loss.detach()
         if diagnose:
-            rows += grad_norm_rows(groups, step)
+            rows += grad_norm_rows(family.groups, step)
             rows.append({"metric": "lr", "unit": "lr", "value": lr, "step": step})
         opt.step()
         if diagnose:
@@ -246,16 +261,16 @@ def train(model, data, spec: TrainSpec, device: str = "cpu") -> TrainResult:
                 result.diverged_at = checked + int(bad.nonzero()[0]) + 1
                 break
             checked = step
-            rows += probe_rows(model, probe_x, h0, step, probe_pad)
+            rows += family.probe_rows(step)
     result.wall_s = time.perf_counter() - start
-    ran = result.diverged_at or spec.steps
-    result.losses = losses[:ran].tolist()
-    rows += fluctuation.rows + drawn.rows() + nu_share_rows(model)
+    result.losses = losses[: result.diverged_at or spec.steps].tolist()
+    rows += family.end_rows() + nu_share_rows(model, family.depth)
     rows += [
         {"metric": "loss", "unit": "nats", "value": v, "step": i}
         for i, v in enumerate(result.losses, start=1)
     ]
     if result.diverged_at is None:
-        result.final_loss, result.unigram_loss = held_out_loss(model, data, spec, device)
+        result.scores = family.held_out()
+        result.final_loss, result.unigram_loss = result.scores.pop("loss"), result.scores.pop("unigram")
     result.rows = [{**r, "value": float(r["value"])} for r in rows]
     return result

@@ -1,5 +1,5 @@
-"""The stability bench's report: one summary row per case (Stability.per_case, which the claims read) and its
-tables (status and final loss per configuration, the early model update and gradient)."""
+"""The stability bench's report tables: status and final loss per configuration, the early model update and
+gradient (one summary row per case: _lm/summary.py)."""
 
 from __future__ import annotations
 
@@ -8,44 +8,9 @@ import math
 import pandas as pd
 
 from normbench.benches._lm import varying_keys
+from normbench.benches._lm.summary import case_summary
 from normbench.core.tables import Table
 from normbench.norms import variant_label
-
-
-def case_summary(frame):
-    """One row per case: status, final loss, unigram entropy, step-1 model update, last-LN input norm at the
-    last diagnostic step, training time, the training batches' token-histogram ratio to the i.i.d. floor
-    and share of padded positions (NaN for runs stored before they were measured)."""
-
-    def metric_mean(rows, metric):
-        return rows.loc[rows["metric"] == metric, "value"].mean()  # NaN when absent
-
-    out = []
-    for case_id, rows in frame.groupby("case_id", sort=False):
-        last_ln = rows[rows["metric"] == "last_ln_input_norm"].sort_values("step")
-        update = rows[(rows["metric"] == "model_update") & (rows["step"] == 1)]["value"]
-        out.append(
-            {
-                "case_id": case_id,
-                "status": rows["status"].iloc[0],
-                **{
-                    key: metric_mean(rows, metric)
-                    for key, metric in [
-                        ("final_loss", "final_loss"),
-                        ("train_loss", "final_train_loss"),
-                        ("unigram", "unigram_entropy"),
-                        ("unigram_loss", "unigram_loss"),
-                        ("optimal", "optimal_loss"),
-                        ("wall", "case_wall_s"),
-                        ("token_hist", "token_hist_over_iid"),
-                        ("pad_fraction", "pad_fraction"),
-                    ]
-                },
-                "update1": update.mean(),
-                "last_ln": last_ln["value"].iloc[-1] if len(last_ln) else float("nan"),
-            }
-        )
-    return pd.DataFrame(out)
 
 
 def stability_tables(frame) -> list[Table]:

@@ -7,7 +7,7 @@ first push has no baseline (exit 2, expected). With --plant, one more push whose
 deterministic value (rmsnorm's closed-form Jacobian σ_max × 1.001, so the jacobian bench's rel_err moves):
 expected exit 1. --busy N: N spinning processes beside it. One line per push: both exit codes, counts.
 
-    python scripts/main_gate.py [--pushes 10] [--busy [N]] [--plant]
+    python scripts/experiments/main_gate.py [--pushes 10] [--busy [N]] [--plant]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ab_gate import clone, git  # noqa: E402
 
 CLOSED = "return Closed(gamma.abs().max() / r, gain_is_constant(gamma))"
@@ -69,7 +69,7 @@ def main() -> None:
         if args.plant:
             path = repo / "normbench" / "norms" / "rmsnorm.py"
             text = path.read_text()
-            assert CLOSED in text, "rmsnorm's closed form moved: update scripts/main_gate.py"
+            assert CLOSED in text, "rmsnorm's closed form moved: update scripts/experiments/main_gate.py"
             path.write_text(text.replace(CLOSED, CLOSED.replace("Closed(", "Closed(1.001 * ", 1), 1))
             git(repo, "commit", "-qam", "plant: rmsnorm's closed-form sigma_max x 1.001")
             push(repo, f"plant (Jacobian value x 1.001, busy {args.busy})", save=False)

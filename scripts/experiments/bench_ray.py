@@ -2,7 +2,7 @@
 machine, the speedup, and what more workers would give (simulated from the measured per-case times: the
 longest-first list schedule that Ray's queue approximates; it is a projection, not a measurement).
 
-    python scripts/bench_ray.py [SUITE] [--jobs N]      (default: suites/scaleout.toml, N = every core)
+    python scripts/experiments/bench_ray.py [SUITE] [--jobs N]      (default: suites/scaleout.toml, N = every core)
 
 Run it on an otherwise idle machine; it runs the suite twice, one executor after the other."""
 

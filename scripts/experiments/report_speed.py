@@ -3,8 +3,8 @@ worktree), timed in alternation so that both see the same machine: wall and CPU 
 medians, and the 1-minute load average before each turn (a busy machine shows in it).
 
     git worktree add --detach /tmp/before <commit>
-    python scripts/report_speed.py --before /tmp/before --runs 5 latest
-    python scripts/report_speed.py --before /tmp/before --runs 5 latest -- --full
+    python scripts/experiments/report_speed.py --before /tmp/before --runs 5 latest
+    python scripts/experiments/report_speed.py --before /tmp/before --runs 5 latest -- --full
 
 Each turn is a fresh process (imports included: what a user waits for), output to /dev/null, COLUMNS=120.
 """
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parents[2]
 
 
 def one_turn(checkout: Path, args: list[str]) -> tuple[float, float]:

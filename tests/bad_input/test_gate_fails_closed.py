@@ -90,7 +90,7 @@ def test_numbers_that_switch_the_gate_off_are_bad_input(tmp_path, option, value,
 
 
 def test_the_options_refuse_those_numbers_from_the_api_too():
-    from normbench.analysis.compare.frames import CompareOptions
+    from normbench.analysis.compare.options import CompareOptions
     from normbench.core.errors import NormbenchError
 
     for kwargs in ({"alpha": 0.0}, {"alpha": math.nan}, {"factor": 1.0}, {"factor": math.inf}):

@@ -1,7 +1,7 @@
-"""Bad-input attempts of the fourth round that one command shows (names, numbers that would switch the gate
+"""Bad-input attempts on names and numbers that one command shows (names, numbers that would switch the gate
 off, a manifest's declared types, JSON exports of NaN), as data for test_bad_input_corpus.py. Outputs onto
 devices, pipes and links, concurrent upgrades, empty settings and signals need real files or processes:
-test_round4_*.py."""
+test_output_rule.py, test_upgrade_lock.py, test_empty_settings.py, test_ray_sigterm_at_connect.py."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def _strict_json(name: str):
     return check
 
 
-ROUND4 = [
+NAMES_AND_NUMBERS = [
     _bad_name("--run-id", "   ", "blank"),
     _bad_name("--run-id", " pr-17", "leading-space"),
     _bad_name("--run-id", "-rf", "leading-dash"),

@@ -1,6 +1,6 @@
-"""Bad-input attempts on the surfaces added after the first hardening round (export, resume after change,
+"""Bad-input attempts on stored runs and the files around them (export, resume after change,
 the store's own files, part checks, corpus_dir, include, manifests), as data for test_bad_input_corpus.py.
-Plugins, the output contract, Ray and signals need real processes or registered norms: test_round3.py."""
+Plugins, the output contract, Ray and signals need real processes or registered norms: test_plugins_and_resume_misuse.py, test_ray_misuse.py."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def nested_manifest(cwd: Path, run: Path) -> None:
 BIG_FILES = {f"corpus/f{i}.txt": "some words of text. " * 60 for i in range(10)}  # 10 x 1200 bytes
 STABILITY = "depth = [1]\n", "d = 8\nheads = 1\nffn = 8\nbatch = 1\nsteps = 2\nevery = 1\neval_batches = 1\n"
 
-ROUND3 = [
+STORED_RUNS = [
     # -- 1. one rule for every output path: never a file of a stored run --------------------------------
     Attempt(
         "export-over-the-manifest",

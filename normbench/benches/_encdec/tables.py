@@ -1,4 +1,4 @@
-"""The stability report's encoder-decoder tables (model = "encdec" cases): per configuration, the status, the
+"""The encdec bench's report table: per configuration, the status, the
 held-out loss and accuracy, and the early model update and norm inputs split by side (DeepNet Thm 4.3)."""
 
 from __future__ import annotations
@@ -9,13 +9,6 @@ import pandas as pd
 
 from normbench.benches._lm import varying_keys
 from normbench.core.tables import Table
-
-
-def encdec_rows(frame):
-    """The encoder-decoder cases' rows (a run stored before the `model` parameter has none)."""
-    if "model" not in frame:
-        return frame.iloc[0:0]
-    return frame[frame["model"] == "encdec"]
 
 
 def side_summary(rows) -> pd.DataFrame:
@@ -56,10 +49,10 @@ def side_summary(rows) -> pd.DataFrame:
 
 
 def encdec_tables(frame) -> list[Table]:
-    rows = encdec_rows(frame[frame["status"].isin(["ok", "stuck", "diverged"])])
+    rows = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
     if rows.empty:
         return []
-    keys = varying_keys(rows, exclude=("seed", "eval_batches", "judge", "model")) or ["depth"]
+    keys = varying_keys(rows, exclude=("seed", "eval_batches", "judge")) or ["depth"]
     cases = rows.drop_duplicates("case_id")[["case_id", *keys]]
     summary = side_summary(rows).merge(cases, on="case_id")
     table = []
@@ -83,7 +76,7 @@ def encdec_tables(frame) -> list[Table]:
         )
         table.append(row)
     notes = [
-        "model = encdec: an encoder-decoder on generated pairs (task); depth L is L encoder and L decoder layers "
+        "An encoder-decoder on generated pairs (task); depth L is L encoder and L decoder layers "
         "unless enc_depth / dec_depth say otherwise. Losses and accuracies over the held-out real target tokens "
         "(teacher forcing); unigram − loss as in the table above.",
         "ΔF dec @1: mean over target tokens of ‖F_ed(θ₁) − F_ed(θ₀)‖ (the head's input); ΔF enc @1: the same "

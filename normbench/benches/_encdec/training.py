@@ -1,23 +1,23 @@
-"""The stability bench's training loop for the encoder-decoder (model = "encdec"): the decoder-only loop's
-optimizer, lr schedule and diagnostics (_lm/training.py), with the model update and the norm inputs split by
-side, as DeepNet's Theorem 4.3 splits them.
+"""The encoder-decoder's part of the one training loop (_lm/training.py `train`, which brings the optimizer,
+lr schedule and gradient diagnostics): its batches of pairs, loss and probe, with the model update and the norm
+inputs split by side, as DeepNet's Theorem 4.3 splits them, and its held-out loss and accuracies.
 
-Details: docs/methodology.md, "Notes from the code"."""
+Details: docs/methodology.md, "Training stability"."""
 
 from __future__ import annotations
 
 import copy
-import math
-import time
+from functools import partial
 
 import torch
 
 from normbench.benches._lm import site_layer
-from normbench.benches._lm.fluctuation import arm_nu_probe, nu_share_rows
-from normbench.benches._lm.training import TrainResult, TrainSpec, grad_norm_rows, lr_at, make_optimizer
+from normbench.benches._lm.trained import TrainSpec
+from normbench.benches._lm.training import kept_inputs, norm_input_rows
+from normbench.benches._lm.training import trainable as lm_trainable
 from normbench.data.padded import budget_groups
 from normbench.data.seq2seq import PAD, pair_batch, unigram_pair_loss
-from normbench.models.weight_init import ALL_WEIGHTS, CROSS_RESIDUAL, CROSS_WEIGHTS, RESIDUAL_WEIGHTS
+from normbench.models.weight_init import CROSS_RESIDUAL, CROSS_WEIGHTS
 
 
 def pair_batches(src, tgt, batch: int, seed: int, max_tokens: int = 0):
@@ -70,26 +70,11 @@ def layer_groups(model) -> list[tuple[int, str, list]]:
 def trainable(model, group: str) -> list:
     """As _lm/training.trainable, for both stacks: beta_scaled = every matrix DeepNet's beta scales (v_proj,
     out_proj, fc1, fc2, and the cross-attention's v_proj, out_proj); weights = every block matrix."""
-    if group == "all":
-        return list(model.parameters())
     linears = [
         (n, lin) for stack in (model.encoder, model.decoder) for b in stack for n, lin in b.linears().items()
     ]
-    embeddings = [model.src_emb, model.src_pos, model.tgt_emb, model.tgt_pos]
-    groups = {
-        "beta_scaled": lambda: [lin.weight for n, lin in linears if n in RESIDUAL_WEIGHTS + CROSS_RESIDUAL],
-        "weights": lambda: [lin.weight for n, lin in linears if n in ALL_WEIGHTS + CROSS_WEIGHTS],
-        "norm_affine": lambda: [p for norm in model.norms() for p in norm.parameters()],
-        "biases": lambda: [lin.bias for _, lin in linears if lin.bias is not None],
-        "embeddings": lambda: [e.weight for e in embeddings],
-    }
-    if group not in groups:
-        raise ValueError(f"train {group!r} is not one of all, {', '.join(groups)}")
-    chosen = groups[group]()
-    keep = {id(p) for p in chosen}
-    for p in model.parameters():
-        p.requires_grad_(id(p) in keep)
-    return chosen
+    embeddings = [e.weight for e in (model.src_emb, model.src_pos, model.tgt_emb, model.tgt_pos)]
+    return lm_trainable(model, group, linears, embeddings, CROSS_RESIDUAL, CROSS_WEIGHTS)
 
 
 def _site_layer(site: str, n: int, m: int) -> int:
@@ -113,34 +98,47 @@ def _kept_mean(kept, real):
 @torch.no_grad()
 def probe(model, b):
     """(memory, F_ed, {site: mean input norm over that side's real tokens}) on the probe batch."""
-    norms = model.norms()
-    for norm in norms:
-        norm.kept = []
-    buffers = [(b, b.clone()) for b in model.buffers()]  # an encoder BatchNorm's running statistics
-    try:
+    with kept_inputs(model) as norms:  # an encoder BatchNorm's running statistics restored
         memory = model.encode(b.src, b.src_pad)
         h = model.decode(b.tgt_in, memory, b.src_pad, b.tgt_pad)
         real = {"enc": ~b.src_pad, "dec": ~b.tgt_pad}
         inputs = {m.site: _kept_mean(m.kept, real[m.site[:3]]) for m in norms}
-    finally:
-        for b, saved in buffers:  # a probe must not train the model
-            b.copy_(saved)
-        for norm in norms:
-            norm.kept = None
     return memory, h, inputs
 
 
-class Probe:
-    """theta_0's outputs on the probe batch, and a frozen copy of theta_0's decoder for dec_update_via_enc."""
+class PairSteps:
+    """The encoder-decoder's part of the loop (as _lm/training.py TextSteps); the probe keeps theta_0's outputs
+    on the probe batch and a frozen copy of theta_0's decoder for dec_update_via_enc."""
 
-    def __init__(self, model, b):
-        self.b = b
-        self.initial = copy.deepcopy(model).eval()
-        self.memory0, self.h0, _ = probe(model, b)
+    def __init__(self, model, data, spec: TrainSpec, device: str):
+        self.model, self.data, self.spec, self.device = model, data, spec, device
+        self.groups, self.trainable = layer_groups(model), partial(trainable, model)
         self.n, self.m = len(model.encoder), len(model.decoder)
+        self.depth = self.n  # numbers the norm sites of nu_share_rows (batch statistics: the encoder's)
 
-    def rows(self, model, step: int) -> list[dict]:
-        b = self.b
+    def start(self) -> list[dict]:
+        data, spec = self.data, self.spec
+        self.batches = pair_batches(
+            data.train_src, data.train_tgt, spec.batch, spec.data_seed, spec.max_tokens
+        )
+        self.b = next(pair_batches(data.held_src, data.held_tgt, spec.batch, spec.data_seed + 1)).to(
+            self.device
+        )
+        self.initial = copy.deepcopy(self.model).eval()
+        self.memory0, self.h0, _ = probe(self.model, self.b)
+        return self.probe_rows(0)
+
+    def loss(self, step: int, diagnose: bool):
+        return batch_loss(self.model, next(self.batches).to(self.device))
+
+    def end_rows(self) -> list[dict]:
+        return []
+
+    def held_out(self) -> dict[str, float]:
+        return held_out(self.model, self.data, self.spec, self.device)
+
+    def probe_rows(self, step: int) -> list[dict]:
+        model, b = self.model, self.b
         memory, h, inputs = probe(model, b)
         with torch.no_grad():
             via_enc = self.initial.decode(b.tgt_in, memory, b.src_pad, b.tgt_pad)
@@ -151,23 +149,7 @@ class Probe:
             "dec_update_via_enc": _token_mean(via_enc - self.h0, tgt_real),
         }
         rows = [{"metric": k, "unit": "L2/token", "value": v, "step": step} for k, v in values.items()]
-        for site, v in inputs.items():
-            layer = _site_layer(site, self.n, self.m)
-            rows.append(
-                {
-                    "metric": "ln_input_norm",
-                    "unit": "L2",
-                    "value": v,
-                    "step": step,
-                    "layer": layer,
-                    "site": site,
-                }
-            )
-        last = model.last_norm().site
-        rows.append(
-            {"metric": "last_ln_input_norm", "unit": "L2", "value": inputs[last], "step": step, "site": last}
-        )
-        return rows
+        return rows + norm_input_rows(model, inputs, step, lambda site: _site_layer(site, self.n, self.m))
 
 
 @torch.no_grad()
@@ -197,54 +179,3 @@ def held_out(model, data, spec: TrainSpec, device) -> dict[str, float]:
         "token_accuracy": totals["right"] / totals["tokens"],
         "sequence_accuracy": totals["pairs_right"] / totals["pairs"],
     }
-
-
-def train_encdec(model, data, spec: TrainSpec, device: str = "cpu") -> tuple[TrainResult, dict[str, float]]:
-    """(the result, its held-out accuracies): the loop of _lm/training.train on pairs."""
-    groups = layer_groups(model)
-    opt = make_optimizer(trainable(model, spec.train), spec)
-    for norm in model.norms():  # an encoder PowerNorm as its authors ran it follows the lr warm-up
-        if hasattr(norm.inner, "follow_lr_warmup"):
-            norm.inner.follow_lr_warmup(spec.warmup)
-    model.train()
-    stream = pair_batches(data.train_src, data.train_tgt, spec.batch, spec.data_seed, spec.max_tokens)
-    probe_b = next(pair_batches(data.held_src, data.held_tgt, spec.batch, spec.data_seed + 1)).to(device)
-    watch = Probe(model, probe_b)
-    rows = watch.rows(model, 0)
-    arm_nu_probe(model)
-    losses = torch.full((spec.steps,), math.nan, device=device)
-    result, checked = TrainResult(), 0
-    start = time.perf_counter()
-    for step in range(1, spec.steps + 1):
-        lr = lr_at(step, spec)
-        for group in opt.param_groups:
-            group["lr"] = lr
-        diagnose = step == 1 or step % spec.every == 0 or step == spec.steps
-        loss = batch_loss(model, next(stream).to(device))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        losses[step - 1] = loss.detach()
-        if diagnose:
-            rows += grad_norm_rows(groups, step)
-            rows.append({"metric": "lr", "unit": "lr", "value": lr, "step": step})
-        opt.step()
-        if diagnose:
-            bad = ~torch.isfinite(losses[checked:step])
-            if bool(bad.any()):  # the one host sync per diagnostic step
-                result.diverged_at = checked + int(bad.nonzero()[0]) + 1
-                break
-            checked = step
-            rows += watch.rows(model, step)
-    result.wall_s = time.perf_counter() - start
-    result.losses = losses[: result.diverged_at or spec.steps].tolist()
-    rows += nu_share_rows(model, len(model.encoder))
-    rows += [
-        {"metric": "loss", "unit": "nats", "value": v, "step": i}
-        for i, v in enumerate(result.losses, start=1)
-    ]
-    scores: dict[str, float] = {}
-    if result.diverged_at is None:
-        scores = held_out(model, data, spec, device)
-        result.final_loss, result.unigram_loss = scores.pop("loss"), scores.pop("unigram")
-    result.rows = [{**r, "value": float(r["value"])} for r in rows]
-    return result, scores

@@ -1,16 +1,16 @@
-"""One encoder-decoder stability case (model = "encdec"): its pairs (generated once per run), the seeded
-model, the training run, and its rows. The status is judged by the bench (stability.status_of), as for the LM.
-
-Details: docs/methodology.md, "Notes from the code"."""
+"""One encoder-decoder case: its pairs (generated once per run), the seeded model, the training run (the one
+loop, _lm/training.py, with this model's PairSteps), and its rows. The status is judged as the LM's
+(_lm/trained.py status_of)."""
 
 from __future__ import annotations
 
 import torch
 
-from normbench.benches._lm.training import TrainSpec
-from normbench.benches._stability.encdec_params import layers, pairs_identity
-from normbench.benches._stability.encdec_training import train_encdec
-from normbench.benches._tensors import check_device
+from normbench.benches._encdec.params import layers, pairs_identity
+from normbench.benches._encdec.training import PairSteps
+from normbench.benches._lm import model_settings
+from normbench.benches._lm.trained import final_rows, train_spec
+from normbench.benches._lm.training import train
 from normbench.data.seq2seq_pairs import generate_pairs
 from normbench.models.encdec import EncDecConfig, EncoderDecoder
 from normbench.models.weight_init import CROSS_RESIDUAL, CROSS_WEIGHTS, RESIDUAL_WEIGHTS
@@ -35,47 +35,18 @@ def load_pairs(ctx, p):
 def build_encdec(case, vocab: int) -> EncoderDecoder:
     """The seeded model for a case: torch's global generator is seeded with `seed` right before."""
     p = case.params
-    check_device(p["device"])
-    torch.manual_seed(p["seed"])
+    settings = model_settings(case)
     n, m = layers(p)
     cfg = EncDecConfig(
         vocab=vocab,
         enc_depth=n,
         dec_depth=m,
-        d=p["d"],
-        heads=p["heads"],
-        ffn=p["ffn"],
         max_len=p["max_len"] + 1,  # the target's EOS
-        placement=p["placement"],
-        norm=case.norm,
-        impl=case.impl,
-        eps=p["eps"],
-        init=p["init"],
-        qk_init=p["qk_init"],
-        embed=p["embed"],
         # batch statistics in the encoder only; the causal decoder keeps LayerNorm (models/encdec.py)
         dec_norm="layernorm" if get_norm(case.norm).mixes_tokens else "",
+        **settings,
     )
     return EncoderDecoder(cfg).to(p["device"])
-
-
-def train_spec(p) -> TrainSpec:
-    return TrainSpec(
-        lr=p["lr"],
-        warmup=p["warmup"],
-        steps=p["steps"],
-        every=p["every"],
-        batch=p["batch"],
-        seq=p["max_len"],
-        data_seed=p["data_seed"],
-        schedule=p["schedule"],
-        eval_batches=p["eval_batches"],
-        optimizer=p["optimizer"],
-        betas=(p["beta1"], p["beta2"]),
-        momentum=p["momentum"],
-        train=p["train"],
-        max_tokens=p["max_tokens"],
-    )
 
 
 @torch.no_grad()
@@ -85,21 +56,10 @@ def construction_rows(model) -> list[dict]:
     rows = []
     for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
         alphas = [float(b.alpha) for b in stack]
+        common = {"unit": "ratio", "step": 0, "site": side}
         rows += [
-            {
-                "metric": "residual_alpha",
-                "unit": "ratio",
-                "value": sum(alphas) / len(alphas),
-                "step": 0,
-                "site": side,
-            },
-            {
-                "metric": "residual_alpha_spread",
-                "unit": "ratio",
-                "value": max(alphas) - min(alphas),
-                "step": 0,
-                "site": side,
-            },
+            {"metric": "residual_alpha", "value": sum(alphas) / len(alphas), **common},
+            {"metric": "residual_alpha_spread", "value": max(alphas) - min(alphas), **common},
         ]
     for side, stack in (("enc", model.encoder), ("dec", model.decoder)):
         for site, names in GROUPS.items():
@@ -123,8 +83,7 @@ def train_case(case, ctx):
     data = load_pairs(ctx, p)
     model = build_encdec(case, data.vocab)
     built = construction_rows(model)
-    result, scores = train_encdec(model, data, train_spec(p), p["device"])
-    tail = result.losses[-10:]
+    result = train(model, data, train_spec(p, seq=p["max_len"]), p["device"], steps=PairSteps)
     rows = result.rows + built
     rows += [
         {"metric": "unigram_entropy", "unit": "nats", "value": data.unigram_entropy},
@@ -134,11 +93,7 @@ def train_case(case, ctx):
             "value": float(data.info["pairs"]),
             "data_sha256": data.info["sha256"],
         },
-        {"metric": "final_loss", "unit": "nats", "value": result.final_loss},
-        {"metric": "unigram_loss", "unit": "nats", "value": result.unigram_loss},
-        {"metric": "final_train_loss", "unit": "nats", "value": sum(tail) / len(tail)},
-        {"metric": "train_wall_s", "unit": "s", "value": result.wall_s},
-        {"metric": "steps_run", "unit": "steps", "value": float(len(result.losses))},
     ]
-    rows += [{"metric": k, "unit": "ratio", "value": v} for k, v in scores.items()]
+    rows += final_rows(result)
+    rows += [{"metric": k, "unit": "ratio", "value": v} for k, v in result.scores.items()]
     return result, rows

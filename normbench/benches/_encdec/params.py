@@ -1,50 +1,32 @@
-"""The stability bench's encoder-decoder parameters (model = "encdec") and their cross-parameter rules.
-Torch-free: the suite validator reads them. Every one was added after decoder-only results were stored, so
-each is hashed into a case id only when it differs from its default (core/params.py `hashed_at_default`):
-every decoder-only and masked case keeps its id."""
+"""The encoder-decoder's own parameters (the task and the two depths) and its cross-parameter rules. Torch-free:
+the suite validator reads them. Each is hashed into a case id only when it differs from its default (core/params.py
+`hashed_at_default`), as when they were the stability bench's: every stored case keeps its id (core/renames.py)."""
 
 from __future__ import annotations
 
 from normbench.core.params import Param
 from normbench.data.seq2seq import HELD_OUT_PAIRS, TASKS, TRAIN_PAIRS, identity
 
-MODELS = ("lm", "encdec")
-
 ENCDEC_PARAMS = {
-    "model": Param(
-        str,
-        "lm",
-        choices=MODELS,
-        hashed_at_default=False,
-        help="lm = the decoder-only / masked LM (objective); encdec = an encoder-decoder on a generated "
-        "seq2seq task (DeepNet Table 1's encoder-decoder alpha/beta for placement/init deepnorm)",
-    ),
-    "enc_depth": Param(
-        int, 0, minimum=0, hashed_at_default=False, help="encdec: encoder layers N (0 = depth)"
-    ),
-    "dec_depth": Param(
-        int, 0, minimum=0, hashed_at_default=False, help="encdec: decoder layers M (0 = depth)"
-    ),
+    "enc_depth": Param(int, 0, minimum=0, hashed_at_default=False, help="encoder layers N (0 = depth)"),
+    "dec_depth": Param(int, 0, minimum=0, hashed_at_default=False, help="decoder layers M (0 = depth)"),
     "task": Param(
         str,
         "translate",
         choices=TASKS,
         hashed_at_default=False,
-        help="encdec: copy, reverse, sort, or translate (a generated lexicon and an adjective-noun reordering)",
+        help="copy, reverse, sort, or translate (a generated lexicon and an adjective-noun reordering)",
     ),
     "task_words": Param(
         int,
         32,
         minimum=2,
         hashed_at_default=False,
-        help="encdec: the task's word vocabulary (+ PAD, BOS, EOS)",
+        help="the task's word vocabulary (+ PAD, BOS, EOS)",
     ),
-    "min_len": Param(int, 4, minimum=1, hashed_at_default=False, help="encdec: shortest source, in words"),
-    "max_len": Param(int, 16, minimum=1, hashed_at_default=False, help="encdec: longest source, in words"),
+    "min_len": Param(int, 4, minimum=1, hashed_at_default=False, help="shortest source, in words"),
+    "max_len": Param(int, 16, minimum=1, hashed_at_default=False, help="longest source, in words"),
 }
-ENCDEC_ONLY = tuple(k for k in ENCDEC_PARAMS if k != "model")
-# LM parameters an encoder-decoder case does not read: set to anything but their default, they are an error
-LM_ONLY = ("objective", "mask_prob", "data", "corpus_dir", "seq", "batching", "segment")
 
 
 def layers(params) -> tuple[int, int]:
@@ -76,8 +58,8 @@ def held_out_problem(words: int, min_len: int, max_len: int) -> str | None:
     )
 
 
-def encdec_problems(params, specs, mixes_tokens: bool, norm) -> list[tuple[str, str]]:
-    """(key, message) per problem of an encoder-decoder case; `specs` are the bench's parameters."""
+def encdec_problems(params, mixes_tokens: bool, norm) -> list[tuple[str, str]]:
+    """(key, message) per problem of an encoder-decoder case."""
     problems = []
     if params["d"] % params["heads"]:
         problems.append(("heads", f"{params['heads']} heads do not divide d={params['d']}"))
@@ -85,11 +67,6 @@ def encdec_problems(params, specs, mixes_tokens: bool, norm) -> list[tuple[str, 
         problems.append(("min_len", f"{params['min_len']} is above max_len = {params['max_len']}"))
     elif (why := held_out_problem(params["task_words"], params["min_len"], params["max_len"])) is not None:
         problems.append(("max_len", why))
-    for key in LM_ONLY:
-        if params[key] != specs[key].default:
-            problems.append(
-                (key, f'{key} is a model = "lm" setting; model = "encdec" trains on generated pairs (task)')
-            )
     if mixes_tokens and params["placement"] == "subln":
         problems.append(
             (
@@ -104,12 +81,3 @@ def encdec_problems(params, specs, mixes_tokens: bool, norm) -> list[tuple[str, 
             ("max_tokens", f"{params['max_tokens']} tokens cannot hold a pair of {longest} tokens")
         )
     return problems
-
-
-def lm_problems(params, specs) -> list[tuple[str, str]]:
-    """An encoder-decoder parameter set in a model = "lm" case (it would be silently ignored)."""
-    return [
-        (key, f'{key} is an encoder-decoder setting; it needs model = "encdec"')
-        for key in ENCDEC_ONLY
-        if params[key] != specs[key].default
-    ]

@@ -12,7 +12,7 @@ benchmarks of an unchanged pair (the noise a threshold must clear) and the small
 signal it must catch). Exit 0 when no unchanged pair and every planted pair was flagged, 1 otherwise, 2 when a
 make target failed for another reason. About 75 s a pair on 2 loaded cores: 7 pairs in under 10 minutes.
 
-    python scripts/bench_gate.py [--pairs 5] [--planted 2] [--slowdown 3] [--fail min:50%]
+    python scripts/experiments/bench_gate.py [--pairs 5] [--planted 2] [--slowdown 3] [--fail min:50%]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def make(target: str, storage: Path, fail: str | None, extra_env: dict[str, str]) -> tuple[int, str]:

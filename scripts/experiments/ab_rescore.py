@@ -9,7 +9,7 @@ per-process ratios each result keeps (its first K processes, before any second l
 
 Prints one line per result (the + and ? cases under each) and the totals; docs/ci.md reports them.
 
-    python scripts/ab_rescore.py RESULT.json [...] [--factor 1.1] [--k 5]
+    python scripts/experiments/ab_rescore.py RESULT.json [...] [--factor 1.1] [--k 5]
 """
 
 from __future__ import annotations

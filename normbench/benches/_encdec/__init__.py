@@ -1,0 +1,1 @@
+"""The encoder-decoder bench kind's helpers (benches/encdec.py): its parameters, case, training loop's family and report."""
