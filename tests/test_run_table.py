@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from normbench.analysis.compare.runs import COMPARE_COLUMNS
+from normbench.results.schema import SCHEMA_VERSION
 from normbench.results.store import RunStore, read_stores
 from normbench.results.table import TABLE_NAME
 
@@ -159,10 +160,11 @@ def test_upgrade_writes_the_table_of_a_run_that_has_none(run, cli, monkeypatch):
     done = cli("upgrade", run_id, "--results", results)
     assert done.exit_code == 0, done.output
     assert done.output.strip() == (
-        f"{store.path}: already at result schema version 3; wrote its rows as one file (_table.parquet)"
+        f"{store.path}: already at result schema version {SCHEMA_VERSION}; wrote its rows as one file "
+        "(_table.parquet)"
     )
     again = cli("upgrade", run_id, "--results", results)
-    assert again.output.strip() == f"{store.path}: already at result schema version 3"
+    assert again.output.strip() == f"{store.path}: already at result schema version {SCHEMA_VERSION}"
     expected = _from_parts(store, monkeypatch)
     _no_parts_read(monkeypatch)
     assert store.read_table().equals(expected)

@@ -41,7 +41,8 @@ def runs(tmp_path_factory):
     up = cli.invoke(app, ["upgrade", str(root / "old" / RUN_ID)])
     assert up.exit_code == 0, up.output
     assert up.output.strip().endswith(
-        f"upgraded from result schema version 3 to {SCHEMA_VERSION} (3 part(s) rewritten)"
+        f"upgraded from result schema version 3 to {SCHEMA_VERSION} (3 part(s) rewritten); "
+        "wrote its rows as one file (_table.parquet)"
     )
     (root / "new.toml").write_text(NEW_SUITE)
     fresh = cli.invoke(
