@@ -5,7 +5,10 @@ test; docs/methodology.md, "Intervals over processes"):
                  512x256 and 512x1024, fp32 and bf16, fwd: fused kernels and ones with temporaries); for every
                  ordered pair of runs (A, B), the share of cases whose time_vs_ref in B lies inside A's
                  interval (goal >= 0.80 quiet, >= 0.70 one core busy), and the intervals' median width
-  --cv N         RMSNorm/LayerNorm module time_vs_ref, 4096x1024 fp32 fwd, 1 thread, N fresh runs: CV (<= 2%)
+  --cv N         RMSNorm/LayerNorm module time_vs_ref, 4096x1024 fp32 fwd, 1 thread, N fresh runs: CV (<= 2%),
+                 and each process's LayerNorm and RMSNorm time over the copy probe's (their spread shows a level
+                 the process keeps); --cv-variant 'NAME=TOML' (repeatable) adds bench params, e.g.
+                 'cold=cache = "cold"', and the variants' runs alternate
   --pairs N      N pairs of unchanged `normbench run quick` through `normbench compare A B`: exits (never 1)
   --planted M    M pairs whose second run has plantnorm doing --plant F (1.3) times the work: exit 1 naming it
   --wall N       N back-to-back pairs of quick at --processes 1 (one process, as before) and the default
@@ -96,17 +99,39 @@ def coverage(n: int, results: Path, processes: int | None) -> None:
     )
 
 
-def cv(n: int, results: Path, processes: int | None) -> None:
-    suite = results / "intervals-cv.toml"
-    suite.write_text(CV_SUITE)
-    values = []
-    for _ in range(n):
-        run_id, _ = run(str(suite), results, processes)
-        values += [v[0] for v in ratios(results, run_id).values()]
-    print(
-        f"cv fp32 fwd 4096x1024: time_vs_ref CV {statistics.stdev(values) / statistics.mean(values):.1%} over "
-        f"{len(values)} runs ({', '.join(f'{v:.3f}' for v in values)})"
-    )
+def per_process(results: Path, run_id: str) -> dict[str, list[float]]:
+    """{norm: that norm's time_vs_copy in each process} of a run: the level each process kept."""
+    import pandas as pd
+
+    frame = pd.read_parquet(results / run_id / "parts")
+    rows = frame[frame["metric"] == "time_vs_copy_process"].sort_values("process")
+    return {norm: list(group["value"]) for norm, group in rows.groupby("norm")}
+
+
+def cv(n: int, results: Path, processes: int | None, variants: list[str]) -> None:
+    params = dict(v.split("=", 1) for v in variants) if variants else {"default": ""}
+    values: dict[str, list[float]] = {name: [] for name in params}
+    for i in range(n):
+        for name, extra in params.items():  # alternating, so the variants share the machine's phases
+            suite = results / f"intervals-cv-{i}-{name}.toml"
+            lines = [line.strip() for line in extra.split(";") if line.strip()]
+            keys = {line.split("=")[0].strip() for line in lines}  # a variant's key replaces the suite's
+            base = [line for line in CV_SUITE.splitlines() if line.split("=")[0].strip() not in keys]
+            suite.write_text("\n".join(base + lines) + "\n")
+            run_id, _ = run(str(suite), results, processes)
+            values[name] += [v[0] for v in ratios(results, run_id).values()]
+            levels = "; ".join(
+                f"{norm} {' '.join(f'{x:.2f}' for x in xs)}"
+                for norm, xs in per_process(results, run_id).items()
+            )
+            print(
+                f"  run {i + 1} {name}: time_vs_ref {values[name][-1]:.3f}; per process, time/copy: {levels}"
+            )
+    for name, vs in values.items():
+        print(
+            f"cv fp32 fwd 4096x1024 [{name}]: time_vs_ref CV {statistics.stdev(vs) / statistics.mean(vs):.1%} "
+            f"over {len(vs)} runs ({', '.join(f'{v:.3f}' for v in vs)})"
+        )
 
 
 def pairs(n: int, results: Path, plant: float | None, processes: int | None) -> None:
@@ -145,6 +170,7 @@ def main() -> None:
     parser.add_argument("--plant", type=float, default=None)
     parser.add_argument("--processes", type=int, default=None)
     parser.add_argument("--busy", action="store_true")
+    parser.add_argument("--cv-variant", action="append", default=[], help="NAME=TOML bench params for --cv")
     parser.add_argument("--keep", type=Path, help="keep the runs in this folder (default: a temporary one)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="intervals-") as tmp, busy(args.busy):
@@ -158,7 +184,7 @@ def main() -> None:
         if args.coverage:
             coverage(args.coverage, results, args.processes)
         if args.cv:
-            cv(args.cv, results, args.processes)
+            cv(args.cv, results, args.processes, args.cv_variant)
         if args.pairs:
             pairs(args.pairs, results, None, args.processes)
         if args.planted:

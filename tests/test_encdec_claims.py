@@ -48,6 +48,8 @@ def case_rows(
     ]
     for side, value in zip(("enc", "dec"), kw.get("grads", (1.0, 0.5)), strict=True):
         rows.append({"metric": "grad_norm", "value": value, "step": 1, "site": side, "layer": 1})
+    for side, value in zip(("enc", "dec"), kw.get("late_grads", (0.4, 0.2)), strict=True):
+        rows.append({"metric": "grad_norm", "value": value, "step": 200, "site": side, "layer": 1})
     for step, pair in kw.get("ln", {}).items():
         for side, rel in zip(("enc", "dec"), pair, strict=True):
             rows.append(
@@ -225,3 +227,4 @@ def test_control_groups():
 def test_gradient_by_side_is_reported_not_judged():
     state, numbers = verdict("encdec_gradient_by_side", frame(control_runs({0: (1.0, 1.0)})))
     assert state == "REPORTED" and "@1 1/0.5" in numbers
+    assert "@100–300 0.4/0.2" in numbers  # the training window, read from the encdec bench's own rows

@@ -19,6 +19,9 @@ NOT_CONVERGED_GAP = (
 BOOTSTRAP = 2000
 
 
+
+TRAINING_BENCHES = ("stability", "encdec")  # the bench kinds whose rows are training time series
+
 def mean_ci(values, tests: int = 1) -> tuple[float, float, float]:
     """(mean, low, high): the 95% Student-t interval of the mean (low = high = mean for one value); with
     tests = k, Bonferroni's simultaneous version (each at 1 − 0.05/k), for k intervals read together."""
@@ -90,8 +93,9 @@ def _same(x, y) -> bool:
 
 def window_mean(frame: pd.DataFrame, metric: str, first: int, last: int, **labels) -> pd.Series:
     """Per case: the mean of a stored time series (every `every` steps) over steps first..last, e.g. the
-    top block's gradient norm (labels: site="block", layer="top" for layer = depth)."""
-    rows = frame[(frame["bench"] == "stability") & (frame["metric"] == metric)]
+    top block's gradient norm (labels: site="block", layer="top" for layer = depth); the training benches'
+    rows (stability, encdec)."""
+    rows = frame[frame["bench"].isin(TRAINING_BENCHES) & (frame["metric"] == metric)]
     rows = rows[(rows["step"] >= first) & (rows["step"] <= last)]
     for key, want in labels.items():
         rows = rows[rows[key] == rows["depth"]] if want == "top" else rows[rows[key] == want]

@@ -1,6 +1,8 @@
 """The encoder-decoder's figure (the encdec bench's runs): per depth, the training loss, and the
 model update of each side against step — the decoder's output ΔF_ed solid, the encoder's ΔF_e dashed
-(DeepNet Thm 4.3: the encoder's update reaches the decoder through cross-attention); seeds as thin lines."""
+(DeepNet Thm 4.3: the encoder's update reaches the decoder through cross-attention); seeds as thin lines.
+DeepNet's LayerNorm runs on its fixed batches only: the PowerNorm paper's encoder cell (other encoder norms,
+token-budget batches) answers another question, in its own table."""
 
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ def encdec_loss_and_side_updates(frame, out_dir, *, machine, fmt):
 
     rows = frame[frame["metric"].isin(["loss", "model_update", "enc_update"])]
     rows = rows[rows["steps"] > 1] if "steps" in rows else rows  # the one-step runs have one point each
+    if "max_tokens" in rows:
+        rows = rows[rows["max_tokens"].fillna(0) == 0]
+    rows = rows[(rows["norm"] == "layernorm") & (rows["impl"] == "module")]
     if rows.empty:
         return []
     rows = rows.assign(config=rows.apply(config_label, axis=1), depth=layers(rows))
@@ -54,6 +59,10 @@ def encdec_loss_and_side_updates(frame, out_dir, *, machine, fmt):
         update_ax.set_ylabel("ΔF per token: decoder (solid), encoder (dashed)" if j == 0 else "")
         for ax in (loss_ax, update_ax):
             ax.grid(True, which="both", alpha=0.3)
-    axes[0][-1].legend(fontsize=7)
+    handles = [
+        plt.Line2D([], [], color=colour[c], lw=1, label=c) for c in configs
+    ]  # every config, not one panel's
+    handles.append(plt.Line2D([], [], color="k", ls="--", lw=1, label="unigram model (learned nothing)"))
+    axes[0][-1].legend(handles=handles, fontsize=8)
     fig.suptitle(f"Encoder-decoder: loss and each side's model update — {machine}", fontsize=10)
     return [save(fig, out_dir, "stability_encdec_loss_and_updates", fmt)]
