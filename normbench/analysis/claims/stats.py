@@ -19,8 +19,8 @@ NOT_CONVERGED_GAP = (
 BOOTSTRAP = 2000
 
 
-
 TRAINING_BENCHES = ("stability", "encdec")  # the bench kinds whose rows are training time series
+
 
 def mean_ci(values, tests: int = 1) -> tuple[float, float, float]:
     """(mean, low, high): the 95% Student-t interval of the mean (low = high = mean for one value); with
