@@ -59,9 +59,8 @@ def encdec_loss_and_side_updates(frame, out_dir, *, machine, fmt):
         update_ax.set_ylabel("ΔF per token: decoder (solid), encoder (dashed)" if j == 0 else "")
         for ax in (loss_ax, update_ax):
             ax.grid(True, which="both", alpha=0.3)
-    handles = [
-        plt.Line2D([], [], color=colour[c], lw=1, label=c) for c in configs
-    ]  # every config, not one panel's
+    # the legend names every config drawn, not only those of the panel it sits on
+    handles = [plt.Line2D([], [], color=colour[c], lw=1, label=c) for c in configs]
     handles.append(plt.Line2D([], [], color="k", ls="--", lw=1, label="unigram model (learned nothing)"))
     axes[0][-1].legend(handles=handles, fontsize=8)
     fig.suptitle(f"Encoder-decoder: loss and each side's model update — {machine}", fontsize=10)
