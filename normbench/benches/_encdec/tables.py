@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from normbench.benches._lm import varying_keys
+from normbench.benches._lm.summary import by_configuration, trained
 from normbench.core.tables import Table
 
 
@@ -49,12 +49,10 @@ def side_summary(rows) -> pd.DataFrame:
 
 
 def encdec_tables(frame) -> list[Table]:
-    rows = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
+    rows = trained(frame)
     if rows.empty:
         return []
-    keys = varying_keys(rows, exclude=("seed", "eval_batches", "judge")) or ["depth"]
-    cases = rows.drop_duplicates("case_id")[["case_id", *keys]]
-    summary = side_summary(rows).merge(cases, on="case_id")
+    summary, keys = by_configuration(rows, side_summary)
     table = []
     for key, g in summary.groupby(keys, sort=True, dropna=False):
         counts = g["status"].value_counts()

@@ -7,6 +7,22 @@ import pandas as pd
 
 from normbench.benches._lm import varying_keys
 
+TRAINED = ("ok", "stuck", "diverged")  # a run that trained to its end; failed or skipped runs have no loss
+
+
+def trained(frame):
+    """The rows of runs that trained to their end (ok, stuck or diverged)."""
+    return frame[frame["status"].isin(TRAINED)]
+
+
+def by_configuration(rows, summarize, extra=()):
+    """(one row per case from `summarize`, with its configuration's keys; those keys): the configuration is
+    every swept parameter but the seed (eval_batches, judge: settings of the one-step update runs, which
+    steps = 1 already tells apart), `depth` where nothing varies; `extra` columns come along."""
+    keys = varying_keys(rows, exclude=("seed", "eval_batches", "judge")) or ["depth"]
+    cases = rows.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, *extra])]]
+    return summarize(rows).merge(cases, on="case_id"), keys
+
 
 def case_summary(frame):
     """One row per case: status, final loss, unigram entropy, step-1 model update, last-LN input norm at the
@@ -46,12 +62,10 @@ def case_summary(frame):
 
 def training_headline(rows) -> list[str]:
     """ok/stuck/diverged per configuration (only those not all ok named, when many), and the lowest loss."""
-    runs = rows[rows["status"].isin(["ok", "stuck", "diverged"])]
+    runs = trained(rows)
     if runs.empty:
         return []
-    keys = varying_keys(runs, exclude=("seed", "eval_batches", "judge")) or ["depth"]
-    cases = runs.drop_duplicates("case_id")[["case_id", *keys]]
-    summary = case_summary(runs).merge(cases, on="case_id")
+    summary, keys = by_configuration(runs, case_summary)
     counts = summary["status"].value_counts()
     configs = list(summary.groupby(keys, sort=True, dropna=False))
     total = ", ".join(f"{counts[s]} {s}" for s in ("ok", "stuck", "diverged") if s in counts)

@@ -7,14 +7,13 @@ import math
 
 import pandas as pd
 
-from normbench.benches._lm import varying_keys
-from normbench.benches._lm.summary import case_summary
+from normbench.benches._lm.summary import by_configuration, case_summary, trained
 from normbench.core.tables import Table
 from normbench.norms import variant_label
 
 
 def stability_tables(frame) -> list[Table]:
-    frame = frame[frame["status"].isin(["ok", "stuck", "diverged"])]
+    frame = trained(frame)
     if frame.empty:
         return []
     if "impl" in frame:  # powernorm:official is its own row, not pooled with Algorithm 1
@@ -23,10 +22,7 @@ def stability_tables(frame) -> list[Table]:
             for n, i in frame[["norm", "impl"]].drop_duplicates().itertuples(index=False)
         }
         frame = frame.assign(norm=[labels[k] for k in zip(frame["norm"], frame["impl"], strict=True)])
-    # eval_batches, judge: settings of the one-step update runs, which steps = 1 already tells apart
-    keys = varying_keys(frame, exclude=("seed", "eval_batches", "judge")) or ["depth"]
-    cases = frame.drop_duplicates("case_id")[["case_id", *dict.fromkeys([*keys, "d"])]]
-    summary = case_summary(frame).merge(cases, on="case_id")
+    summary, keys = by_configuration(frame, case_summary, extra=("d",))
     table = []
     for key, g in summary.groupby(keys, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
